@@ -1,0 +1,1 @@
+"""Bot processes: spawning, bounded line reading, deadlines, and ending process trees."""
