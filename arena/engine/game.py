@@ -22,6 +22,7 @@ from .cards import (
     DUMMY_HAND_SIZE,
     HAND_SIZE,
     KINDS,
+    MAKI3,
     NIGIRI_VALUE,
     PUDDING,
     ROUNDS,
@@ -29,6 +30,11 @@ from .cards import (
     WASABI_FACTOR,
 )
 from .errors import IllegalPlayError, InvalidPlayError
+
+# The kind order of cards.py puts the plain set cards (0..5) and the nigiri (6..8)
+# before pudding, wasabi and chopsticks; the hot path relies on it.
+MAKI3_KIND, PUDDING_KIND = MAKI3, PUDDING
+assert MAKI3_KIND == 5 and PUDDING_KIND == 9 and WASABI > PUDDING and CHOPSTICKS > PUDDING
 from .scoring import maki_points, maki_symbols, pudding_points, rank, set_points
 
 #: Stamped on every replay and game record: bump it whenever a rule's effect changes.
@@ -211,6 +217,11 @@ class GameResult:
         return tuple(i for i, r in enumerate(self.ranks) if r == 1)
 
 
+_CANONICAL = tuple(k for k, n in enumerate(DECK_COUNTS) for _ in range(n))  # kind of printed card i
+_IDS = range(DECK_SIZE)
+_SINGLES: tuple[Play, ...] = tuple((c,) for c in _IDS)  # shared one-card plays: no allocation
+
+
 def new_game(config: GameConfig, seed: int) -> GameState:
     """Shuffle the deck once from ``seed`` and deal round 1 (R2, R3).
 
@@ -219,15 +230,14 @@ def new_game(config: GameConfig, seed: int) -> GameState:
     """
     if type(seed) is not int or seed < 0:
         raise ValueError(f"seed must be a non-negative int, not {seed!r}")
-    rng = random.Random(seed)
-    kinds_in_order = [k for k, n in enumerate(DECK_COUNTS) for _ in range(n)]
-    ids = list(range(DECK_SIZE))
-    rng.shuffle(ids)
-    kind_of = [0] * DECK_SIZE
-    for card, k in zip(ids, kinds_in_order, strict=True):
-        kind_of[card] = k
-    pile = list(range(DECK_SIZE))
-    rng.shuffle(pile)
+    # Two uniform random permutations from one seeded stream, by sorting random
+    # keys (stable, so even a tie is deterministic): card id j is the printed card
+    # _CANONICAL[order[j]], and the pile is the ids in an independent random order.
+    rnd = random.Random(seed).random
+    keys = [rnd() for _ in range(2 * DECK_SIZE)]
+    order = sorted(_IDS, key=keys.__getitem__)
+    kind_of = [_CANONICAL[i] for i in order]
+    pile = sorted(_IDS, key=keys[DECK_SIZE:].__getitem__)
 
     seats = config.seats
     state = GameState.__new__(GameState)
@@ -278,7 +288,7 @@ def legal_plays(state: GameState, seat: int) -> list[Play]:
         return plays
     if n < 2 and state.controller >= 0:
         return []  # the dummy variant's last card is played for this player (R15)
-    plays = [(c,) for c in hand]
+    plays = list(map(_SINGLES.__getitem__, hand))
     if state.chopsticks[seat] and n >= 2:
         plays += [(a, b) for a in hand for b in hand if a != b]
     return plays
@@ -370,25 +380,88 @@ def apply_turn(state: GameState, plays: Sequence[Play | None]) -> None:
                 checked.append(p)
             else:
                 checked.append(check_play(state, seat, p))
-    else:
-        deciding = state.deciding_seats()
-        for seat in range(players):
-            p = plays[seat]
-            if seat in deciding:
-                checked.append(check_play(state, seat, p))
-            elif p is not None:
-                check_play(state, seat, p)  # raises: this seat does not decide
-            else:
-                checked.append(tuple(hands[seat]))  # the last card, played for it
+        _reveal_standard(state, checked)
+        return
+    deciding = state.deciding_seats()
+    for seat in range(players):
+        p = plays[seat]
+        if seat in deciding:
+            checked.append(check_play(state, seat, p))
+        elif p is not None:
+            check_play(state, seat, p)  # raises: this seat does not decide
+        else:
+            checked.append(tuple(hands[seat]))  # the last card, played for it
     _reveal(state, checked)
 
 
 # -- internals -----------------------------------------------------------------------
 
 
-def _reveal(state: GameState, plays: list[Play]) -> None:
+def _reveal_standard(state: GameState, plays: list[Play]) -> None:
+    """The hot path of :func:`_reveal` for games without a dummy (same effects)."""
     hands = state.hands
-    chop = state.chopsticks
+    tableaus = state.tableaus
+    counts = state.counts
+    kind_of = state.kind_of
+    attached: list[tuple[int, int, int]] = []
+    returned: list[tuple[int, int]] | None = None
+    seat = 0
+    for play in plays:
+        hand = hands[seat]
+        if len(play) == 1:
+            c = play[0]
+            hand.remove(c)
+            kind = kind_of[c]
+            if kind < PUDDING_KIND:  # no side effects beyond the count: the common case
+                tableaus[seat].append(c)
+                counts[seat][kind] += 1
+                if kind > MAKI3_KIND:
+                    _nigiri(state, seat, c, kind, attached)
+            else:
+                _enter(state, seat, c, kind, attached)
+        else:
+            for c in play:
+                hand.remove(c)
+                _enter(state, seat, c, kind_of[c], attached)
+            hand.append(_return_chopsticks(state, seat))
+            if returned is None:
+                returned = []
+            returned.append((seat, hand[-1]))
+        seat += 1
+    state.log.append(("reveal", state.round, state.turn, tuple(plays), returned, attached or None, -1))
+    state.turn += 1
+    _pass_hands(state)
+
+
+def _return_chopsticks(state: GameState, seat: int) -> int:
+    """After a two-card take, the oldest chopsticks leave the tableau (R8); the caller
+    puts them at the end of the hand passed on (R16)."""
+    c = state.chopsticks[seat].pop(0)
+    state.tableaus[seat].remove(c)
+    state.counts[seat][CHOPSTICKS] -= 1
+    return c
+
+
+def _pass_hands(state: GameState) -> None:
+    """Pass every hand one seat on (R6, R14); with one card left, play it (R6a)."""
+    hands = state.hands
+    if state.direction == 1:
+        hands.insert(0, hands.pop())  # seat i's hand goes to seat i+1
+    else:
+        hands.append(hands.pop(0))
+    if len(hands[0]) == 1:
+        kind_of = state.kind_of
+        last = tuple([h.pop() for h in hands])
+        on_wasabi: list[tuple[int, int, int]] = []
+        for seat, c in enumerate(last):
+            _enter(state, seat, c, kind_of[c], on_wasabi)
+        state.log.append(("last", state.round, state.turn, last, on_wasabi or None))
+        _end_round(state)
+
+
+def _reveal(state: GameState, plays: list[Play]) -> None:
+    """Reveal (R5): every seat's cards enter its tableau in the order chosen."""
+    hands = state.hands
     kind_of = state.kind_of
     controller = state.controller
     returned: list[tuple[int, int]] | None = None
@@ -403,12 +476,17 @@ def _reveal(state: GameState, plays: list[Play]) -> None:
             hand.remove(dummy_card)
         for c in own:
             hand.remove(c)
-            _enter(state, seat, c, kind_of[c], attached)
+            kind = kind_of[c]
+            if kind < PUDDING_KIND:  # no side effects beyond the count: the common case
+                state.tableaus[seat].append(c)
+                state.counts[seat][kind] += 1
+                if kind > MAKI3_KIND:
+                    _nigiri(state, seat, c, kind, attached)
+            else:
+                _enter(state, seat, c, kind, attached)
         if len(own) == 2:
-            c = chop[seat].pop(0)  # the oldest chopsticks go back (R8)
-            state.tableaus[seat].remove(c)
-            state.counts[seat][CHOPSTICKS] -= 1
-            hand.append(c)  # to the end of the hand passed on (R16)
+            c = _return_chopsticks(state, seat)
+            hand.append(c)
             if returned is None:
                 returned = []
             returned.append((seat, c))
@@ -427,33 +505,28 @@ def _reveal(state: GameState, plays: list[Play]) -> None:
         else:
             _end_round(state)
         return
-    if state.direction == 1:
-        hands.insert(0, hands.pop())  # seat i's hand goes to seat i+1
+    _pass_hands(state)
+
+
+def _nigiri(state: GameState, seat: int, card: int, kind: int, attached: list[tuple[int, int, int]]) -> None:
+    """Score a nigiri that just entered a tableau, on the oldest empty wasabi if any (R7)."""
+    value = NIGIRI_VALUE[kind]
+    free = state.free_wasabi[seat]
+    if free:
+        wasabi = free.pop(0)
+        state.wasabi_of[card] = wasabi
+        state.nigiri_points[seat] += WASABI_FACTOR * value
+        attached.append((seat, card, wasabi))
     else:
-        hands.append(hands.pop(0))
-    if len(hands[0]) == 1:
-        last = tuple([h.pop() for h in hands])
-        on_wasabi: list[tuple[int, int, int]] = []
-        for seat, c in enumerate(last):
-            _enter(state, seat, c, kind_of[c], on_wasabi)
-        state.log.append(("last", state.round, state.turn, last, on_wasabi or None))
-        _end_round(state)
+        state.nigiri_points[seat] += value
 
 
 def _enter(state: GameState, seat: int, card: int, kind: int, attached: list[tuple[int, int, int]]) -> None:
     """A card enters a tableau (R5), with wasabi (R7) and chopsticks bookkeeping."""
     state.tableaus[seat].append(card)
     state.counts[seat][kind] += 1
-    value = NIGIRI_VALUE[kind]
-    if value:
-        free = state.free_wasabi[seat]
-        if free:
-            wasabi = free.pop(0)  # the oldest empty wasabi (R7)
-            state.wasabi_of[card] = wasabi
-            state.nigiri_points[seat] += WASABI_FACTOR * value
-            attached.append((seat, card, wasabi))
-        else:
-            state.nigiri_points[seat] += value
+    if NIGIRI_VALUE[kind]:
+        _nigiri(state, seat, card, kind, attached)
     elif kind == WASABI:
         state.free_wasabi[seat].append(card)
     elif kind == CHOPSTICKS:
@@ -492,12 +565,16 @@ def _end_round(state: GameState) -> None:
         state.scores[s] += points[s]
     state.round_points.append(points)
     kind_of = state.kind_of
+    discard = state.discard
     for s in range(seats):
-        for c in state.tableaus[s]:
-            if kind_of[c] == PUDDING:
-                state.kept_puddings[s].append(c)
-            else:
-                state.discard.append(c)
+        if counts[s][PUDDING]:
+            for c in state.tableaus[s]:
+                if kind_of[c] == PUDDING:
+                    state.kept_puddings[s].append(c)
+                else:
+                    discard.append(c)
+        else:
+            discard += state.tableaus[s]
         state.tableaus[s] = []
         state.counts[s] = [0] * len(KINDS)
         state.free_wasabi[s] = []
