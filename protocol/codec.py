@@ -141,7 +141,7 @@ def _explain_invalid(line: bytes, detail: str, role: str, tags: tuple[str, ...])
     even be JSON: parse it untyped to tell a bad message from bad JSON.
     """
     received = _quote(line)
-    expected = ", ".join(repr(t) for t in tags)
+    expected = ", ".join(f'"{t}"' for t in tags)
     try:
         value = msgspec.json.decode(line)
     except msgspec.DecodeError as exc:
@@ -169,10 +169,10 @@ def _explain_invalid(line: bytes, detail: str, role: str, tags: tuple[str, ...])
     text, sep, where = detail.rpartition(" - at `")
     if sep:
         path = where.removesuffix("`")
-        problem = f"invalid {tag!r} {role} at {path}: {_lower_first(text)}"
+        problem = f'invalid "{tag}" {role} at {path}: {_lower_first(text)}'
     else:
         path = "$"
-        problem = f"invalid {tag!r} {role}: {_lower_first(detail)}"
+        problem = f'invalid "{tag}" {role}: {_lower_first(detail)}'
     return ProtocolDecodeError("schema", problem, path=path, message_type=tag, received=received)
 
 

@@ -6,7 +6,8 @@ The rules every message follows, which a bot author may rely on:
   messages (:data:`Request`) carry ``id``, increasing per bot process; every
   reply (:data:`Reply`) carries ``re``, the ``id`` of the request it answers.
 - Unknown fields are ignored, in both directions and at any depth, so a later
-  revision of v1 may add fields without breaking old bots or referees.
+  revision of v1 may add fields without breaking old bots or referees. An
+  unknown message or event ``type`` is an error: new types need a new version.
 - A missing required field, or a field of the wrong JSON type, is an error.
   Types are strict: ``true``/``false`` is never an integer, ``1.0`` is never an
   integer and ``"3"`` is never a number (msgspec's strict mode, the default).

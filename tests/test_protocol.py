@@ -270,13 +270,13 @@ DECODE_ERRORS = [
     (b"42", "not_object", None, ["got a number"]),
     (b"null", "not_object", None, ["got null"]),
     (b"true", "not_object", None, ["got a boolean"]),
-    (b'{"re":1,"cards":[1]}', "type", None, ["missing `type`", "'hello', 'ready', 'action', 'ack'"]),
+    (b'{"re":1,"cards":[1]}', "type", None, ["missing `type`", '"hello", "ready", "action", "ack"']),
     (b'{"type":7,"re":1}', "type", "$.type", ["`type` must be a string", "got 7"]),
-    (b'{"type":"act","re":1}', "type", "$.type", ['unknown reply type "act"', "'action'"]),
-    (b'{"type":"action","re":1,"cards":["5"]}', "schema", "$.cards[0]", ["invalid 'action' reply at $.cards[0]", "expected `int`, got `str`"]),
-    (b'{"type":"action","re":1}', "schema", "$", ["invalid 'action' reply", "missing required field `cards`"]),
+    (b'{"type":"act","re":1}', "type", "$.type", ['unknown reply type "act"', '"action"']),
+    (b'{"type":"action","re":1,"cards":["5"]}', "schema", "$.cards[0]", ['invalid "action" reply at $.cards[0]', "expected `int`, got `str`"]),
+    (b'{"type":"action","re":1}', "schema", "$", ['invalid "action" reply', "missing required field `cards`"]),
     (b'{"type":"action","re":1,"cards":7}', "schema", "$.cards", ["expected `array`, got `int`"]),
-    (b'{"type":"hello","re":1,"version":1,"name":null}', "schema", "$.name", ["invalid 'hello' reply at $.name"]),
+    (b'{"type":"hello","re":1,"version":1,"name":null}', "schema", "$.name", ['invalid "hello" reply at $.name']),
     (b'{"type":"action","re":1,"cards":[1],"debug":' + b"[" * 50000 + b"]" * 50000 + b"}", "json", None, ["nested too deeply"]),
 ]
 
@@ -305,10 +305,10 @@ def test_decode_error_quotes_the_line_cut_to_200_characters() -> None:
 
 
 def test_decode_request_errors_name_request_types() -> None:
-    with pytest.raises(ProtocolDecodeError, match="unknown request type \"action\".*'act'") as info:
+    with pytest.raises(ProtocolDecodeError, match='unknown request type "action".*"act"') as info:
         decode_request(b'{"type":"action","re":1,"cards":[1]}')
     assert info.value.kind == "type"
-    with pytest.raises(ProtocolDecodeError, match=r"invalid 'act' request at \$.hand\[0\]: object missing required field `card`"):
+    with pytest.raises(ProtocolDecodeError, match=r'invalid "act" request at \$.hand\[0\]: object missing required field `card`'):
         decode_request(b'{"type":"act","id":1,"game_id":"g","seat":0,"round":1,"turn":1,"direction":"left","time_ms":1,"hand":[{"id":1}]}')
 
 
