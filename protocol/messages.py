@@ -403,7 +403,8 @@ class Act(_Request, tag="act", kw_only=True):
         round: The round, 1 to 3.
         turn: The turn within the round, from 1.
         direction: Where hands pass after this turn: "left" or "right".
-        time_ms: This turn's deadline in ms: turn_ms plus what is left of your bank.
+        time_ms: This turn's deadline in ms: turn_ms plus what is left of your bank
+            (0 when the run has no deadlines, a debugging mode).
         hand: Your hand, in order (R16).
         legal: Every legal play, in the fixed order of R16. Answer with one of them.
         dummy: True when you control the dummy this turn (R15): every legal play then
