@@ -420,3 +420,96 @@ def first_legal(state: GameState) -> list[tuple[int, ...] | None]:
         plays = legal_plays(state, seat)
         out.append(plays[0] if plays else None)
     return out
+
+
+# -- an independent referee, fed with the engine's public events ------------------------
+
+
+class RefReferee:
+    """Replays a game from ``events()`` alone and re-derives everything from RULES.md:
+    which card sits on which wasabi (R7), which chopsticks go back (R8), every round's
+    points (R9, R10), puddings (R11, R12), totals and places (R13). Any disagreement with
+    what the engine reported raises AssertionError."""
+
+    def __init__(self, config: GameConfig) -> None:
+        self.config = config
+        self.seats = config.seats
+        self.players = config.players
+        self.round = 0
+        self.tableaus: list[RefTableau] = []
+        self.puddings = [0] * self.seats
+        self.totals = [0] * self.seats
+        self.round_points: list[list[int]] = []
+        self.final: dict | None = None
+
+    def feed(self, events_: Iterable[dict]) -> None:
+        for e in events_:
+            getattr(self, "_" + e["type"])(e)
+
+    def tableau_ids(self) -> list[list[int]]:
+        return [t.cards[:] for t in self.tableaus]
+
+    def _round_start(self, e: dict) -> None:
+        self.round += 1
+        assert e["round"] == self.round
+        assert e["hand_size"] == self.config.hand_size
+        assert e["direction"] == ("right" if self.config.variant is Variant.ALTERNATE and self.round == 2 else "left")
+        self.tableaus = [RefTableau() for _ in range(self.seats)]
+
+    def _reveal(self, e: dict) -> None:
+        assert e["round"] == self.round
+        assert len(e["plays"]) == self.seats
+        attached = []
+        for seat, play in enumerate(e["plays"]):
+            tab = self.tableaus[seat]
+            cards = play["cards"]
+            could_use = bool(tab.chopsticks)  # chopsticks in the tableau at the start of the turn
+            assert len(cards) in (1, 2), f"seat {seat} took {len(cards)} cards"
+            if len(cards) == 2:
+                assert could_use, f"seat {seat} took two cards without chopsticks (R8)"
+                assert seat < self.players, "the dummy never uses chopsticks (R15)"
+            for c in cards:
+                hit = tab.enter(c["id"], c["card"])
+                if hit:
+                    attached.append((seat, *hit))
+            if len(cards) == 2:
+                assert play["chopsticks_returned"] == tab.give_back_chopsticks(), "the oldest chopsticks go back (R8)"
+            else:
+                assert play["chopsticks_returned"] is None
+        got = sorted((w["seat"], w["nigiri"], w["wasabi"]) for w in e["wasabi"])
+        assert got == sorted(attached), f"wasabi {got} != {sorted(attached)} (R7)"
+
+    def _last_card(self, e: dict) -> None:
+        assert self.config.variant is not Variant.DUMMY
+        assert [c["seat"] for c in e["cards"]] == list(range(self.seats))
+        attached = []
+        for c in e["cards"]:
+            hit = self.tableaus[c["seat"]].enter(c["id"], c["card"])
+            if hit:
+                attached.append((c["seat"], *hit))
+        got = sorted((w["seat"], w["nigiri"], w["wasabi"]) for w in e["wasabi"])
+        assert got == sorted(attached)
+
+    def _round_end(self, e: dict) -> None:
+        assert e["round"] == self.round
+        points, symbols, maki = ref_round_points(self.tableaus)
+        assert e["maki_symbols"] == symbols, (e["maki_symbols"], symbols)
+        assert e["maki_points"] == maki, (e["maki_points"], maki)
+        assert e["points"] == points, (e["points"], points)
+        for s, t in enumerate(self.tableaus):
+            self.puddings[s] += t.puddings()
+            self.totals[s] += points[s]
+        assert e["scores"] == self.totals
+        self.round_points.append(points)
+
+    def _game_end(self, e: dict) -> None:
+        assert self.round == 3
+        extra = ref_pudding(self.puddings, penalty=self.seats > 2)
+        assert e["puddings"] == self.puddings
+        assert e["pudding_points"] == extra, (e["pudding_points"], extra)
+        scores = [t + x for t, x in zip(self.totals, extra, strict=True)]
+        assert e["scores"] == scores
+        ranks = ref_rank(scores[: self.players], self.puddings[: self.players])
+        ranks += [self.players + 1] * (self.seats - self.players)
+        assert e["ranks"] == ranks, (e["ranks"], ranks)
+        self.final = {"scores": scores, "puddings": self.puddings[:], "pudding_points": extra, "ranks": ranks}
