@@ -902,11 +902,6 @@ def test_R15_controller_must_name_the_dummys_card():
     assert snapshot(state) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: legal_plays(state, 2) lists the face-down dummy pile as single plays and "
-    "observe(state, 2).deciding is True, though the dummy never decides (deciding_seats() == [0, 1], R15)",
-)
 def test_R15_the_dummy_seat_never_decides():
     """R15: the dummy's hand "stays face down as a pile"; only the two players choose.
     legal_plays documents "An empty list means the seat does not decide this turn"."""

@@ -277,8 +277,8 @@ def legal_plays(state: GameState, seat: int) -> list[Play]:
     ``(own1, own2, dummy)`` for every ordered triple when chopsticks allow it.
     An empty list means the seat does not decide this turn.
     """
-    if state.over:
-        return []
+    if state.over or seat >= state.config.players:
+        return []  # the dummy's seat never decides (R15)
     hand = state.hands[seat]
     n = len(hand)
     if seat == state.controller:

@@ -73,7 +73,8 @@ def observe(state: GameState, seat: int) -> Observation:
         round=state.round,
         turn=state.turn,
         direction="left" if state.direction > 0 else "right",
-        hand=[card_view(state, c) for c in state.hands[seat]],
+        # The dummy's pile is face down (R15): nobody sees it, not even "its" seat.
+        hand=[card_view(state, c) for c in state.hands[seat]] if seat < state.config.players else [],
         tableaus=[_tableau(state, s) for s in range(state.seats)],
         puddings=state.puddings(),
         scores=list(state.scores),

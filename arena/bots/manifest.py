@@ -1,0 +1,232 @@
+"""Finding bots: a folder with ``bot.toml``, a folder with a ``bot`` executable or a
+``main.py``/``main.js``, or a single executable, ``.py`` or ``.js`` file.
+
+A bot's identity is its name plus the content hash of its files; a folder is
+never modified (a ``build`` step runs on a copy in a cache keyed by that hash).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._errors import BotError
+from ._process import BotSpec
+
+MANIFEST = "bot.toml"
+_SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+DEFAULT_BUILD_TIMEOUT_S = 300.0
+
+
+class ManifestError(BotError):
+    """A bot that cannot be understood: names the file and the field at fault."""
+
+
+@dataclass(frozen=True, slots=True)
+class BotManifest:
+    """A bot as found on disk, before it is built or started."""
+
+    name: str
+    version: str
+    path: Path  # the folder (or the single file)
+    run: tuple[str, ...]  # argv; {python} already replaced; relative to the working folder
+    build: tuple[str, ...] | None = None
+    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
+    env: dict[str, str] = field(default_factory=dict)
+    content_hash: str = ""
+
+    @property
+    def is_folder(self) -> bool:
+        return self.path.is_dir()
+
+
+def content_hash(path: Path) -> str:
+    """SHA-256 over the relative paths, modes and bytes of every file (sorted), so
+    that any change to a bot's files makes it a new version."""
+    h = hashlib.sha256()
+    if path.is_file():
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+        return h.hexdigest()[:16]
+    for file in sorted(_files(path)):
+        rel = file.relative_to(path).as_posix()
+        mode = "x" if os.access(file, os.X_OK) else "-"
+        h.update(f"{rel}\0{mode}\0".encode())
+        h.update(file.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def _files(folder: Path) -> list[Path]:
+    out = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
+        out += [Path(root, f) for f in files if not f.endswith((".pyc", ".pyo"))]
+    return out
+
+
+def _argv(value: object, where: str, field_name: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise ManifestError(
+            f"{where}: field '{field_name}' must be a list of strings (an argv, never run through a shell), "
+            f"e.g. {field_name} = {value.split()!r}"
+        )
+    if not isinstance(value, list) or not value or not all(isinstance(a, str) and a for a in value):
+        raise ManifestError(f"{where}: field '{field_name}' must be a non-empty list of strings, not {value!r}")
+    return tuple(sys.executable if a == "{python}" else a.replace("{python}", sys.executable) for a in value)
+
+
+def load_manifest(folder: Path) -> BotManifest:
+    """Read ``folder/bot.toml``. Errors name the file and the field."""
+    file = folder / MANIFEST
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"{file}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{file}: cannot read: {exc}") from None
+    known = {"name", "version", "run", "build", "build_timeout_s", "env", "description", "author", "limits"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ManifestError(f"{file}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    name = data.get("name", folder.name)
+    if not isinstance(name, str) or not name.strip() or any(c in name for c in "/\\\0\n"):
+        raise ManifestError(f"{file}: field 'name' must be a non-empty string without slashes, not {name!r}")
+    version = data.get("version", "")
+    if not isinstance(version, str | int | float):
+        raise ManifestError(f"{file}: field 'version' must be a string, not {version!r}")
+    if "run" not in data:
+        raise ManifestError(f"{file}: field 'run' is missing: the argv that starts the bot, e.g. run = [\"{{python}}\", \"main.py\"]")
+    run = _argv(data["run"], str(file), "run")
+    build = _argv(data["build"], str(file), "build") if "build" in data else None
+    timeout = data.get("build_timeout_s", DEFAULT_BUILD_TIMEOUT_S)
+    if not isinstance(timeout, int | float) or timeout <= 0:
+        raise ManifestError(f"{file}: field 'build_timeout_s' must be a positive number of seconds, not {timeout!r}")
+    env = data.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise ManifestError(f"{file}: field 'env' must be a table of strings, not {env!r}")
+    return BotManifest(
+        name=name.strip(),
+        version=str(version),
+        path=folder,
+        run=run,
+        build=build,
+        build_timeout_s=float(timeout),
+        env=dict(env),
+        content_hash=content_hash(folder),
+    )
+
+
+def find_bot(path: Path) -> BotManifest:
+    """The bot at ``path``: a folder (bot.toml, or an executable ``bot``, ``main.py``,
+    ``main.js``) or a single executable / ``.py`` / ``.js`` file."""
+    path = path.resolve()
+    if not path.exists():
+        raise ManifestError(f"{path}: no such bot (not a file or folder)")
+    if path.is_dir():
+        if (path / MANIFEST).is_file():
+            return load_manifest(path)
+        candidates = [
+            ((path / "bot"), ("./bot",)),
+            ((path / "main.py"), (sys.executable, "main.py")),
+            ((path / "main.js"), ("node", "main.js")),
+        ]
+        for file, argv in candidates:
+            if file.is_file() and (file.name != "bot" or os.access(file, os.X_OK)):
+                return BotManifest(name=path.name, version="", path=path, run=argv, content_hash=content_hash(path))
+        raise ManifestError(
+            f"{path}: not a bot folder: it needs a {MANIFEST}, an executable 'bot', a main.py or a main.js"
+        )
+    name = path.name.split(".")[0]
+    if path.suffix == ".py":
+        argv: tuple[str, ...] = (sys.executable, path.name)
+    elif path.suffix == ".js":
+        argv = ("node", path.name)
+    elif os.access(path, os.X_OK):
+        argv = (f"./{path.name}",)
+    else:
+        raise ManifestError(f"{path}: not a bot: a single-file bot is an executable, a .py or a .js file")
+    return BotManifest(name=name, version="", path=path, run=argv, content_hash=content_hash(path))
+
+
+def discover_bots(folder: Path) -> tuple[list[BotManifest], list[tuple[Path, str]]]:
+    """Every bot directly inside ``folder``; returns the bots and the (path, error) of
+    entries that look like bots but cannot be read. Names must be unique."""
+    if not folder.is_dir():
+        raise ManifestError(f"{folder}: not a folder of bots")
+    bots: list[BotManifest] = []
+    errors: list[tuple[Path, str]] = []
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith((".", "_")) or entry.name in _SKIP_DIRS:
+            continue
+        if entry.is_file() and not (entry.suffix in {".py", ".js"} or os.access(entry, os.X_OK)):
+            continue  # READMEs and the like
+        try:
+            bots.append(find_bot(entry))
+        except ManifestError as exc:
+            errors.append((entry, str(exc)))
+    seen: dict[str, Path] = {}
+    unique: list[BotManifest] = []
+    for bot in bots:
+        if bot.name in seen:
+            errors.append((bot.path, f"{bot.path}: bot name {bot.name!r} is already used by {seen[bot.name]}"))
+            continue
+        seen[bot.name] = bot.path
+        unique.append(bot)
+    return unique, errors
+
+
+class BuildError(BotError):
+    """A bot's build step failed; the message names the bot and where its log is."""
+
+
+def prepare_bot(manifest: BotManifest, cache_dir: Path) -> BotSpec:
+    """A runnable spec: for a bot with a ``build`` step, the folder is copied into
+    ``cache_dir/<name>-<hash>/`` and built there once per content hash (the log is
+    kept as ``build.log`` beside it); otherwise it runs in its own folder."""
+    if manifest.build is None:
+        cwd = manifest.path if manifest.is_folder else manifest.path.parent
+        return BotSpec(name=manifest.name, argv=manifest.run, cwd=cwd, env=_env(manifest))
+    base = cache_dir / f"{manifest.name}-{manifest.content_hash}"
+    work = base / "src"
+    done = base / "built.ok"
+    log = base / "build.log"
+    if not done.exists():
+        if base.exists():
+            shutil.rmtree(base)
+        base.mkdir(parents=True)
+        shutil.copytree(manifest.path, work, ignore=shutil.ignore_patterns(*_SKIP_DIRS))
+        try:
+            proc = subprocess.run(
+                list(manifest.build), cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, timeout=manifest.build_timeout_s, env=_env(manifest, for_build=True),
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            log.write_text(f"cannot run {manifest.build[0]!r}: not found\n")
+            raise BuildError(f"bot {manifest.name}: build command {manifest.build[0]!r} not found (log: {log})") from None
+        except subprocess.TimeoutExpired as exc:
+            log.write_bytes(exc.output or b"")
+            raise BuildError(f"bot {manifest.name}: build timed out after {manifest.build_timeout_s:g}s (log: {log})") from None
+        log.write_bytes(proc.stdout)
+        if proc.returncode != 0:
+            tail = proc.stdout.decode(errors="replace").strip().splitlines()[-3:]
+            raise BuildError(
+                f"bot {manifest.name}: build failed with exit status {proc.returncode} (log: {log}): " + " | ".join(tail)
+            )
+        done.write_text(manifest.content_hash + "\n")
+    return BotSpec(name=manifest.name, argv=manifest.run, cwd=work, env=_env(manifest))
+
+
+def _env(manifest: BotManifest, *, for_build: bool = False) -> dict[str, str]:
+    env = {k: v for k in ("PATH", "LANG", "HOME", "PYTHONPATH", "TMPDIR") if (v := os.environ.get(k))}
+    env.setdefault("LANG", "C.UTF-8")
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(manifest.env)
+    return env

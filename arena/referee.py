@@ -1,0 +1,755 @@
+"""The referee: the only place where the engine and bot processes meet.
+
+:func:`play_game` runs one game among :class:`Player`\\ s (bot processes speaking
+protocol v1, reused across games): ``game_start`` to every seat, then each turn
+every deciding seat's ``act`` written and all replies awaited in parallel, each
+against its own deadline; faults become seeded random legal fallbacks, strikes
+and autopilot as protocol/PROTOCOL.md says; and everything is recorded in a
+:class:`~arena.replay.Replay`. A failure of the referee or the OS (not of a bot)
+voids the game instead of blaming anyone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import random
+import time
+import traceback
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import trio
+
+from arena import __version__
+from arena.bots import BotCrashed, BotError, BotSpec, BotStartError, LineTooLong, open_bot
+from arena.engine import (
+    RULES_VERSION,
+    GameConfig,
+    GameState,
+    PlayError,
+    Variant,
+    apply_turn,
+    check_play,
+    deck_composition,
+    events,
+    legal_plays,
+    new_game,
+    observe,
+    result,
+)
+from arena.replay import (
+    ActionRecord,
+    FaultRecord,
+    Replay,
+    ResultSummary,
+    SeatInfo,
+    TurnRecord,
+    summarize_rounds,
+)
+from protocol import (
+    MAX_LINE_BYTES,
+    PROTOCOL_NAME,
+    PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
+    Ack,
+    Act,
+    Action,
+    GameOver,
+    GameStart,
+    Hello,
+    HelloReply,
+    LastAction,
+    Limits,
+    Play,
+    ProtocolDecodeError,
+    Ready,
+    Rules,
+    Shutdown,
+    TimeControl,
+    decode_reply,
+    encode_line,
+)
+
+FAULT_KINDS = ("timeout", "malformed", "protocol", "illegal", "crash")
+MAX_DEBUG_BYTES = 4096  # a bot's debug object is kept in the replay up to this size
+STDERR_TAIL_BYTES = 16 * 1024  # per seat and game, in the replay
+
+
+@dataclass(frozen=True, slots=True)
+class TimeSettings:
+    """Time budgets (PROTOCOL.md "Time"), in milliseconds before ``time_scale``."""
+
+    hello_ms: int = 10_000
+    turn_ms: int = 1_000
+    bank_ms: int = 10_000
+    time_scale: float = 1.0
+    no_timeout: bool = False
+
+    def seconds(self, ms: float) -> float:
+        """A budget in seconds on the monotonic clock; infinite with ``no_timeout``."""
+        return math.inf if self.no_timeout else ms * self.time_scale / 1000.0
+
+    def scaled_ms(self, ms: int) -> int:
+        return round(ms * self.time_scale)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hello_ms": self.hello_ms,
+            "turn_ms": self.turn_ms,
+            "bank_ms": self.bank_ms,
+            "time_scale": self.time_scale,
+            "no_timeout": self.no_timeout,
+        }
+
+
+class BotFault(Exception):
+    """A bot did something wrong; ``kind`` is one of :data:`FAULT_KINDS`."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+class PlayerPool:
+    """Owns the bot processes of a run. A process lives in a task of the pool's
+    nursery (trio ties a process's helper tasks to the task that opened it), so
+    it outlives the game that started it and is reused by the next one.
+
+    Use :func:`open_pool`; leaving it shuts every bot down.
+    """
+
+    def __init__(self, nursery: trio.Nursery) -> None:
+        self.nursery = nursery
+        self.players: list[Player] = []
+
+    def player(self, spec: BotSpec, *, version: str = "", content_hash: str = "", max_line_bytes: int = MAX_LINE_BYTES) -> Player:
+        p = Player(spec, self, version=version, content_hash=content_hash, max_line_bytes=max_line_bytes)
+        self.players.append(p)
+        return p
+
+    async def aclose(self) -> None:
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as nursery:
+                for p in self.players:
+                    nursery.start_soon(p.shutdown, "the arena is done")
+
+
+@contextlib.asynccontextmanager
+async def open_pool() -> AsyncIterator[PlayerPool]:
+    """A :class:`PlayerPool`; every bot process ends when the block is left, even on
+    an error or Ctrl-C."""
+    async with trio.open_nursery() as nursery:
+        pool = PlayerPool(nursery)
+        try:
+            yield pool
+        finally:
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
+
+
+class Player:
+    """One bot process speaking protocol v1, started on demand and reused across
+    games. One process never plays two seats at once: a self-play game uses two
+    :class:`Player` objects of the same spec. Made by :meth:`PlayerPool.player`."""
+
+    def __init__(
+        self,
+        spec: BotSpec,
+        pool: PlayerPool,
+        *,
+        version: str = "",
+        content_hash: str = "",
+        max_line_bytes: int = MAX_LINE_BYTES,
+    ) -> None:
+        self.spec = spec
+        self.pool = pool
+        self.name = spec.name
+        self.version = version
+        self.content_hash = content_hash
+        self.max_line_bytes = max_line_bytes
+        self.hello: HelloReply | None = None
+        self.needs_restart = False
+        self.starts = 0
+        self._proc: Any = None
+        self._release: trio.Event | None = None  # set to end the process's task
+        self._ended: trio.Event | None = None  # set when that task has cleaned up
+        self._next_id = 1
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.alive and not self._proc.broken
+
+    async def start(self, time_settings: TimeSettings) -> HelloReply:
+        """Start the process (if not running) and run the handshake. Raises
+        :class:`BotFault` (kind ``crash``) if it cannot start or speaks no supported version."""
+        if self.running and not self.needs_restart and self.hello is not None:
+            return self.hello
+        await self.close()
+        self.needs_restart = False
+        release, ended = trio.Event(), trio.Event()
+        try:
+            self._proc = await self.pool.nursery.start(self._own_process, release, ended)
+        except BotStartError as exc:
+            raise BotFault("crash", f"cannot start: {exc}") from None
+        self._release, self._ended = release, ended
+        self._next_id = 1
+        self.starts += 1
+        hello = Hello(
+            id=self._take_id(),
+            protocol=PROTOCOL_NAME,
+            versions=list(SUPPORTED_VERSIONS),
+            rules_version=RULES_VERSION,
+            arena_version=__version__,
+            limits=Limits(
+                max_line_bytes=self.max_line_bytes,
+                hello_ms=time_settings.scaled_ms(time_settings.hello_ms),
+                turn_ms=time_settings.scaled_ms(time_settings.turn_ms),
+                bank_ms=time_settings.scaled_ms(time_settings.bank_ms),
+            ),
+        )
+        try:
+            reply, _ = await self.request(hello, HelloReply, time_settings.seconds(time_settings.hello_ms))
+        except BotFault as fault:
+            await self.close()
+            raise BotFault(fault.kind, f"hello: {fault.message}") from None
+        if reply.version not in SUPPORTED_VERSIONS:
+            await self.close()
+            raise BotFault(
+                "protocol",
+                f"hello: the bot chose protocol version {reply.version}; the arena speaks {list(SUPPORTED_VERSIONS)}",
+            )
+        self.hello = reply
+        return reply
+
+    def _take_id(self) -> int:
+        i = self._next_id
+        self._next_id += 1
+        return i
+
+    def next_id(self) -> int:
+        return self._take_id()
+
+    async def send(self, message: Any, deadline_s: float) -> float:
+        """Write one message; returns the monotonic time it was fully written."""
+        data = encode_line(message)
+        try:
+            with trio.fail_after(deadline_s) if math.isfinite(deadline_s) else contextlib.nullcontext():
+                await self._proc.send(data)
+        except trio.TooSlowError:
+            self.needs_restart = True  # a partial message may have been written
+            raise BotFault("timeout", "the bot did not read its input in time (write timed out)") from None
+        except BotError as exc:
+            self.needs_restart = True
+            raise BotFault("crash", f"{exc}") from None
+        return trio.current_time()
+
+    async def receive(self, request_id: int, expected: type, deadline: float) -> Any:
+        """Read lines until the reply to ``request_id`` arrives or ``deadline`` (absolute,
+        monotonic) passes. Stale replies (an earlier ``re``) are discarded."""
+        while True:
+            try:
+                with trio.fail_at(deadline) if math.isfinite(deadline) else contextlib.nullcontext():
+                    line = await self._proc.receive_line(self.max_line_bytes)
+            except trio.TooSlowError:
+                raise BotFault("timeout", "no reply before the deadline") from None
+            except LineTooLong:
+                raise BotFault("malformed", f"a reply line longer than {self.max_line_bytes} bytes") from None
+            except BotCrashed as exc:
+                self.needs_restart = True
+                raise BotFault("crash", str(exc)) from None
+            try:
+                reply = decode_reply(line)
+            except ProtocolDecodeError as exc:
+                raise BotFault("malformed", str(exc)) from None
+            if reply.re < request_id:
+                continue  # a late answer to an earlier request: never counts for this one
+            if reply.re != request_id:
+                raise BotFault("protocol", f"reply has re={reply.re}, expected re={request_id}")
+            if not isinstance(reply, expected):
+                got = type(reply).__name__
+                raise BotFault("protocol", f"expected a {_type_name(expected)!r} reply, got {_type_name(type(reply))!r} ({got})")
+            return reply
+
+    async def request(self, message: Any, expected: type, timeout_s: float) -> tuple[Any, float]:
+        """Send ``message`` and wait for its reply; returns the reply and elapsed seconds."""
+        sent = await self.send(message, timeout_s)
+        reply = await self.receive(message.id, expected, sent + timeout_s)
+        return reply, trio.current_time() - sent
+
+    def stderr_tail(self, reset: bool = False) -> str:
+        if self._proc is None:
+            return ""
+        return self._proc.stderr_tail(reset=reset)
+
+    async def shutdown(self, reason: str = "") -> None:
+        """Ask the bot to exit, then end its process tree (grace, SIGTERM, SIGKILL)."""
+        if self._proc is not None and self.running:
+            with contextlib.suppress(BotError, trio.TooSlowError), trio.fail_after(0.5):
+                await self._proc.send(encode_line(Shutdown(id=self._take_id(), reason=reason)))
+        await self.close()
+
+    async def _own_process(
+        self, release: trio.Event, ended: trio.Event, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        try:
+            async with open_bot(self.spec) as proc:
+                task_status.started(proc)
+                await release.wait()
+        finally:
+            ended.set()
+
+    async def close(self) -> None:
+        """End the process tree (if any) and wait until it is reaped."""
+        release, ended = self._release, self._ended
+        self._release = self._ended = None
+        self._proc = None
+        self.hello = None
+        if release is not None and ended is not None:
+            release.set()
+            with trio.CancelScope(shield=True):
+                await ended.wait()
+
+
+def _type_name(cls: type) -> str:
+    return getattr(getattr(cls, "__struct_config__", None), "tag", None) or cls.__name__
+
+
+@dataclass(slots=True)
+class _Seat:
+    index: int
+    player: Player | None  # None for the dummy seat
+    bank_s: float
+    autopilot: bool = False
+    strikes: int = 0
+    faults: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FAULT_KINDS, 0))
+    event_cursor: int = 0
+    last_action: LastAction | None = None
+    elapsed: list[float] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class GameRecord:
+    """The outcome of one game as the tournament stores it."""
+
+    game_id: str
+    status: str  # "complete" or "void"
+    seed: int
+    config: GameConfig
+    bots: list[str]
+    scores: list[int]
+    puddings: list[int]
+    ranks: list[int]
+    autopilot: list[bool]
+    faults: list[dict[str, int]]
+    replay: Replay
+    duration_s: float
+    void_reason: str = ""
+
+
+def fallback_play(state: GameState, seat: int, game_seed: int) -> tuple[int, ...]:
+    """The seeded random legal play applied for a seat that faulted or is on autopilot:
+    a random index into the R16-ordered legal list, from a generator seeded by the
+    game's seed, the seat, the round and the turn (reproducible, independent of timing)."""
+    legal = legal_plays(state, seat)
+    key = f"fallback:{game_seed}:{seat}:{state.round}:{state.turn}".encode()
+    rng = random.Random(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big"))
+    return legal[rng.randrange(len(legal))]
+
+
+def bot_seed(game_seed: int, seat: int) -> int:
+    """The seed given to a bot in game_start: derived from the game's seed and its seat."""
+    key = f"bot:{game_seed}:{seat}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
+
+
+def default_game_id(config: GameConfig, seed: int, players: Sequence[Player], time_settings: TimeSettings) -> str:
+    parts = [RULES_VERSION, config.variant.value, str(config.players), str(seed), repr(time_settings.to_dict())]
+    parts += [f"{p.name}@{p.content_hash}" for p in players]
+    return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+
+async def play_game(
+    players: Sequence[Player],
+    config: GameConfig,
+    seed: int,
+    *,
+    time_settings: TimeSettings = TimeSettings(),
+    game_id: str | None = None,
+    max_strikes: int = 3,
+) -> GameRecord:
+    """Play one game; ``players[i]`` sits at seat i. Never raises for a bot's misdeeds:
+    they are faults in the record. A referee or OS failure returns a void record."""
+    if len(players) != config.players:
+        raise ValueError(f"{config.players} players needed, {len(players)} given")
+    if len({id(p) for p in players}) != len(players):
+        raise ValueError("one process never plays two seats: give each seat its own Player")
+    gid = game_id or default_game_id(config, seed, players, time_settings)
+    started = time.time()
+    t0 = trio.current_time()
+    seats = [_Seat(i, p, time_settings.seconds(time_settings.bank_ms)) for i, p in enumerate(players)]
+    if config.variant is Variant.DUMMY:
+        seats.append(_Seat(2, None, 0.0))
+    state = new_game(config, seed)
+    replay = Replay(
+        arena_version=__version__,
+        game_id=gid,
+        seed=seed,
+        players=config.seats,
+        variant=config.variant.value,
+        config={"players": config.players, "variant": config.variant.value},
+        time=time_settings.to_dict(),
+        seats=[SeatInfo(seat=i, bot=p.name, version=p.version, hash=p.content_hash) for i, p in enumerate(players)]
+        + ([SeatInfo(seat=2, bot="dummy")] if config.variant is Variant.DUMMY else []),
+        cards=[state.kind(c) for c in range(108)],
+    )
+    referee = _Referee(state, seats, config, seed, gid, time_settings, max_strikes, replay)
+    try:
+        await referee.run()
+        status, reason = "complete", ""
+    except Exception as exc:  # the referee's or the OS's fault: void, blame nobody
+        status = "void"
+        reason = f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_exc(limit=6))
+        for seat in seats:
+            if seat.player is not None:
+                seat.player.needs_restart = True
+    replay.status = status
+    replay.void_reason = reason
+    replay.stderr = [s.player.stderr_tail(reset=True)[-STDERR_TAIL_BYTES:] if s.player else "" for s in seats]
+    duration = trio.current_time() - t0
+    replay.timing = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "duration_s": round(duration, 3),
+        "mean_ms": [round(1000 * sum(s.elapsed) / len(s.elapsed), 3) if s.elapsed else None for s in seats],
+        "max_ms": [round(1000 * max(s.elapsed), 3) if s.elapsed else None for s in seats],
+    }
+    res = replay.result
+    return GameRecord(
+        game_id=gid,
+        status=status,
+        seed=seed,
+        config=config,
+        bots=[s.bot for s in replay.seats],
+        scores=list(res.scores) if res else [],
+        puddings=list(res.puddings) if res else [],
+        ranks=list(res.ranks) if res else [],
+        autopilot=[s.autopilot for s in seats],
+        faults=[dict(s.faults) for s in seats],
+        replay=replay,
+        duration_s=duration,
+        void_reason=reason,
+    )
+
+
+class _Referee:
+    def __init__(
+        self,
+        state: GameState,
+        seats: list[_Seat],
+        config: GameConfig,
+        seed: int,
+        game_id: str,
+        time_settings: TimeSettings,
+        max_strikes: int,
+        replay: Replay,
+    ) -> None:
+        self.state = state
+        self.seats = seats
+        self.config = config
+        self.seed = seed
+        self.game_id = game_id
+        self.ts = time_settings
+        self.max_strikes = max_strikes
+        self.replay = replay
+        self.order_rng = random.Random(seed ^ 0x5EA75)  # write order of each turn's acts
+        self.turn_s = time_settings.seconds(time_settings.turn_ms)
+
+    # -- faults ----------------------------------------------------------------------
+    def fault(self, seat: _Seat, kind: str, message: str, *, round: int, turn: int) -> None:
+        seat.faults[kind] += 1
+        self.replay.faults.append(FaultRecord(seat=seat.index, round=round, turn=turn, kind=kind, message=message))
+        if kind == "crash":
+            seat.autopilot = True
+            if seat.player is not None:
+                seat.player.needs_restart = True
+            return
+        seat.strikes += 1
+        if seat.strikes >= self.max_strikes and not seat.autopilot:
+            seat.autopilot = True
+            if seat.player is not None:
+                seat.player.needs_restart = True
+            self.replay.faults.append(
+                FaultRecord(
+                    seat=seat.index, round=round, turn=turn, kind="autopilot",
+                    message=f"{self.max_strikes} strikes: seeded random plays for the rest of the game",
+                )
+            )
+
+    # -- the game --------------------------------------------------------------------
+    async def run(self) -> None:
+        async with trio.open_nursery() as nursery:
+            for seat in self.seats:
+                if seat.player is not None:
+                    nursery.start_soon(self.start_seat, seat)
+        while not self.state.over:
+            await self.play_turn()
+        await self.finish()
+
+    async def start_seat(self, seat: _Seat) -> None:
+        player = seat.player
+        assert player is not None
+        try:
+            await player.start(self.ts)
+            msg = self.game_start(seat)
+            await player.request(msg, Ready, self.ts.seconds(self.ts.hello_ms))
+        except BotFault as f:
+            self.fault(seat, "crash" if f.kind == "crash" else f.kind, f"game_start: {f.message}", round=0, turn=0)
+            if f.kind != "crash":
+                # A seat that cannot even get ready plays no part: autopilot now.
+                seat.autopilot = True
+                player.needs_restart = True
+
+    def game_start(self, seat: _Seat) -> GameStart:
+        config = self.config
+        names = [s.bot for s in self.replay.seats]
+        assert seat.player is not None
+        return GameStart(
+            id=seat.player.next_id(),
+            game_id=self.game_id,
+            seat=seat.index,
+            players=config.players,
+            seats=config.seats,
+            names=names,
+            rules=Rules(
+                rules_version=RULES_VERSION,
+                variant=config.variant.value,
+                hand_size=config.hand_size,
+                rounds=3,
+                directions=["left" if config.direction(r) > 0 else "right" for r in (1, 2, 3)],
+                deck=deck_composition(),
+            ),
+            time=TimeControl(turn_ms=self.ts.scaled_ms(self.ts.turn_ms), bank_ms=self.ts.scaled_ms(self.ts.bank_ms)),
+            seed=bot_seed(self.seed, seat.index),
+        )
+
+    def banks_ms(self) -> list[int]:
+        return [0 if not math.isfinite(s.bank_s) else round(s.bank_s * 1000) for s in self.seats]
+
+    def build_act(self, seat: _Seat, request_id: int, events_cache: dict[int, list[dict[str, Any]]]) -> Act:
+        state = self.state
+        obs = observe(state, seat.index)
+        cursor = seat.event_cursor
+        evs = events_cache.get(cursor)
+        if evs is None:
+            evs = events_cache[cursor] = events(state, cursor)
+        seat.event_cursor = len(state.log)
+        dummy = obs.dummy
+        legal = [Play(cards=p[:-1], dummy_card=p[-1]) if dummy else Play(cards=p) for p in obs.legal]
+        bank_ms = 0 if not math.isfinite(seat.bank_s) else round(seat.bank_s * 1000)
+        return Act(
+            id=request_id,
+            game_id=self.game_id,
+            seat=seat.index,
+            round=obs.round,
+            turn=obs.turn,
+            direction=obs.direction,
+            hand=obs.hand,  # engine Card structs encode exactly like protocol Cards
+            tableaus=obs.tableaus,
+            puddings=obs.puddings,
+            scores=obs.scores,
+            hand_sizes=obs.hand_sizes,
+            banks_ms=self.banks_ms(),
+            events=evs,
+            last_action=seat.last_action,
+            legal=legal,
+            dummy=dummy,
+            controller=obs.controller,
+            time_ms=0 if self.ts.no_timeout else self.ts.scaled_ms(self.ts.turn_ms) + bank_ms,
+        )
+
+    async def play_turn(self) -> None:
+        state = self.state
+        rnd, turn = state.round, state.turn
+        deciding = state.deciding_seats()
+        record = TurnRecord(
+            round=rnd,
+            turn=turn,
+            hands=[list(h) for h in state.hands],
+            controller=state.controller if state.controller >= 0 else None,
+            actions=[],
+        )
+        plays: list[tuple[int, ...] | None] = [None] * self.config.players
+        actions: dict[int, ActionRecord] = {}
+        asking = [self.seats[i] for i in deciding if not self.seats[i].autopilot]
+        self.order_rng.shuffle(asking)
+        cache: dict[int, list[dict[str, Any]]] = {}
+        acts = {seat.index: self.build_act(seat, seat.player.next_id(), cache) for seat in asking}  # type: ignore[union-attr]
+        replies: dict[int, tuple[Any, float] | BotFault] = {}
+
+        async def ask(seat: _Seat) -> None:
+            player = seat.player
+            assert player is not None
+            act = acts[seat.index]
+            deadline_s = self.turn_s + seat.bank_s
+            try:
+                sent = await player.send(act, deadline_s)
+                reply = await player.receive(act.id, Action, sent + deadline_s)
+                replies[seat.index] = (reply, trio.current_time() - sent)
+            except BotFault as f:
+                replies[seat.index] = f
+
+        if len(asking) == 1:
+            await ask(asking[0])
+        elif asking:
+            async with trio.open_nursery() as nursery:
+                for seat in asking:
+                    nursery.start_soon(ask, seat)
+
+        for seat_index in deciding:
+            seat = self.seats[seat_index]
+            dummy = seat_index == state.controller
+            outcome = replies.get(seat_index)
+            if outcome is None:  # on autopilot: no request
+                play = fallback_play(state, seat_index, self.seed)
+                actions[seat_index] = _action(seat_index, play, dummy, "autopilot", None, seat, "")
+                plays[seat_index] = play
+                continue
+            if isinstance(outcome, BotFault):
+                elapsed = None
+                if outcome.kind == "timeout":
+                    elapsed = self.turn_s + seat.bank_s
+                    seat.bank_s = 0.0
+                play = fallback_play(state, seat_index, self.seed)
+                message = f"{outcome.message}; a seeded random legal play was applied instead"
+                self.fault(seat, outcome.kind, outcome.message, round=rnd, turn=turn)
+                actions[seat_index] = _action(seat_index, play, dummy, outcome.kind, elapsed, seat, message)
+                plays[seat_index] = play
+                if outcome.kind != "crash":
+                    seat.last_action = _last(play, dummy, outcome.kind, message, elapsed)
+                continue
+            reply, elapsed = outcome
+            seat.elapsed.append(elapsed)
+            over = elapsed - self.turn_s
+            if over > 0:
+                seat.bank_s = max(0.0, seat.bank_s - over)
+            debug = _cap_debug(reply.debug)
+            try:
+                ids = tuple(reply.cards) + ((reply.dummy_card,) if reply.dummy_card is not None else ())
+                if dummy and reply.dummy_card is None:
+                    raise BotFault("illegal", "you control the dummy this turn (R15): name its card in dummy_card")
+                if not dummy and reply.dummy_card is not None:
+                    raise BotFault("illegal", "dummy_card is only for the player controlling the dummy this turn (R15)")
+                play = check_play(state, seat_index, ids)
+                status, message = "ok", ""
+            except (PlayError, BotFault) as exc:
+                kind = exc.kind if isinstance(exc, BotFault) else "illegal"
+                text = exc.message if isinstance(exc, BotFault) else str(exc)
+                play = fallback_play(state, seat_index, self.seed)
+                self.fault(seat, kind, f"{text} (received cards={list(reply.cards)} dummy_card={reply.dummy_card})", round=rnd, turn=turn)
+                status = kind
+                message = f"{text}; a seeded random legal play was applied instead"
+            actions[seat_index] = _action(seat_index, play, dummy, status, elapsed, seat, message, debug)
+            plays[seat_index] = play
+            seat.last_action = _last(play, dummy, status, message, elapsed)
+        if self.config.variant is Variant.DUMMY:
+            for seat_index in range(2):
+                if seat_index not in deciding:
+                    last = tuple(state.hands[seat_index])
+                    actions[seat_index] = ActionRecord(seat=seat_index, cards=list(last), status="auto")
+        apply_turn(state, plays)  # every play was checked: a failure here is the referee's bug
+        record.actions = [actions[i] for i in sorted(actions)]
+        self.replay.turns.append(record)
+
+    async def finish(self) -> None:
+        state = self.state
+        res = result(state)
+        players = self.config.players
+        # Seats that ended on autopilot rank below every seat that did not (PROTOCOL.md).
+        keys = [(not self.seats[i].autopilot, res.scores[i], res.puddings[i]) for i in range(players)]
+        ranks = [1 + sum(1 for k in keys if k > key) for key in keys] + list(res.ranks[players:])
+        self.replay.events = events(state)
+        self.replay.rounds = summarize_rounds(self.replay.events, state.seats)
+        self.replay.result = ResultSummary(
+            scores=list(res.scores),
+            puddings=list(res.puddings),
+            ranks=ranks,
+            rules_ranks=list(res.ranks),
+            pudding_points=list(res.pudding_points),
+            autopilot=[s.autopilot for s in self.seats],
+        )
+        cache: dict[int, list[dict[str, Any]]] = {}
+
+        async def tell(seat: _Seat) -> None:
+            player = seat.player
+            assert player is not None
+            cursor = seat.event_cursor
+            evs = cache.get(cursor)
+            if evs is None:
+                evs = cache[cursor] = events(state, cursor)
+            msg = GameOver(
+                id=player.next_id(),
+                game_id=self.game_id,
+                scores=list(res.scores),
+                puddings=list(res.puddings),
+                ranks=ranks,
+                faults={k: v for k, v in seat.faults.items()},
+                reason="complete",
+                events=evs,
+                last_action=seat.last_action,
+            )
+            try:
+                await player.request(msg, Ack, max(self.turn_s, self.ts.seconds(1000)))
+            except BotFault as f:
+                self.fault(seat, f.kind, f"game_over: {f.message}", round=0, turn=0)
+
+        async with trio.open_nursery() as nursery:
+            for seat in self.seats:
+                if seat.player is not None and not seat.autopilot:
+                    nursery.start_soon(tell, seat)
+        self.replay.result.autopilot = [s.autopilot for s in self.seats]
+
+
+def _action(
+    seat: int,
+    play: tuple[int, ...],
+    dummy: bool,
+    status: str,
+    elapsed: float | None,
+    seat_state: _Seat,
+    message: str,
+    debug: Any = None,
+) -> ActionRecord:
+    cards = list(play[:-1]) if dummy else list(play)
+    return ActionRecord(
+        seat=seat,
+        cards=cards,
+        dummy_card=play[-1] if dummy else None,
+        status=status,  # type: ignore[arg-type]
+        elapsed_ms=None if elapsed is None or not math.isfinite(elapsed) else round(elapsed * 1000, 3),
+        bank_ms=None if not math.isfinite(seat_state.bank_s) else round(seat_state.bank_s * 1000),
+        message=message,
+        debug=debug,
+    )
+
+
+def _last(play: tuple[int, ...], dummy: bool, status: str, message: str, elapsed: float | None) -> LastAction:
+    return LastAction(
+        status=status,  # type: ignore[arg-type]
+        cards=list(play[:-1]) if dummy else list(play),
+        dummy_card=play[-1] if dummy else None,
+        message=message,
+        elapsed_ms=0.0 if elapsed is None or not math.isfinite(elapsed) else round(elapsed * 1000, 3),
+    )
+
+
+def _cap_debug(debug: Any) -> Any:
+    if debug is None:
+        return None
+    raw = msgspec.json.encode(debug)
+    if len(raw) <= MAX_DEBUG_BYTES:
+        return debug
+    return {"truncated": True, "bytes": len(raw)}

@@ -1,0 +1,252 @@
+"""Replays: one gzip-compressed JSON file per game, and their verification.
+
+A replay holds everything needed to re-simulate the game with the engine (the
+seed and the plays actually applied) plus what a viewer wants without the
+engine (the kind of every card id, every turn's hands, and a plain summary of
+the rounds and the result). The format is documented in protocol/REPLAY.md.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from arena.engine import (
+    RULES_VERSION,
+    GameConfig,
+    PlayError,
+    Variant,
+    apply_turn,
+    events,
+    new_game,
+    result,
+)
+
+REPLAY_FORMAT = "sushigo-replay"
+REPLAY_FORMAT_VERSION = 1
+ActionStatus = Literal["ok", "timeout", "illegal", "malformed", "protocol", "crash", "autopilot", "auto"]
+
+
+class ReplayError(Exception):
+    """A replay file that cannot be read or does not match the engine; names the file/game."""
+
+
+class SeatInfo(msgspec.Struct, kw_only=True):
+    seat: int
+    bot: str  # the bot's name (bot.toml), "dummy" for the dummy seat
+    version: str = ""
+    hash: str = ""  # content hash of the bot's folder
+
+
+class ActionRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What one seat did in one turn, and what was applied for it."""
+
+    seat: int
+    cards: list[int]  # the seat's own cards applied, in order
+    dummy_card: int | None = None  # the card given to the dummy, for its controller
+    #: "ok" (the bot's choice), a fault ("timeout", "illegal", "malformed", "protocol",
+    #: "crash": a seeded fallback was applied), "autopilot" (the seat no longer plays) or "auto"
+    #: (the dummy variant's last card, played for the player, R15).
+    status: ActionStatus = "ok"
+    elapsed_ms: float | None = None
+    bank_ms: int | None = None  # what was left of the seat's bank after this turn
+    message: str = ""
+    debug: Any = None
+
+
+class TurnRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
+    round: int
+    turn: int
+    hands: list[list[int]]  # every seat's hand before the choice (omniscient); the dummy's pile last
+    controller: int | None = None
+    actions: list[ActionRecord]
+
+
+class FaultRecord(msgspec.Struct, kw_only=True):
+    seat: int
+    round: int  # 0 for faults outside a turn (hello, game_start, game_over)
+    turn: int
+    kind: str  # timeout, malformed, protocol, illegal, crash
+    message: str
+
+
+class RoundSummary(msgspec.Struct, kw_only=True):
+    tableaus: list[list[str]]  # per seat, card kinds in the order they entered the tableau
+    points: list[int]  # per seat, this round's points
+
+
+class ResultSummary(msgspec.Struct, kw_only=True):
+    scores: list[int]
+    puddings: list[int]
+    ranks: list[int]  # the arena's ranks: seats that ended on autopilot below the others
+    rules_ranks: list[int]  # the ranks by the rules alone (R13)
+    pudding_points: list[int]
+    autopilot: list[bool]
+
+
+class Replay(msgspec.Struct, kw_only=True, omit_defaults=True):
+    format: str = REPLAY_FORMAT
+    format_version: int = REPLAY_FORMAT_VERSION
+    rules_version: str = RULES_VERSION
+    protocol_version: int = 1
+    arena_version: str = ""
+    game_id: str
+    seed: int
+    players: int  # seats at the table (the dummy included, as the last seat)
+    variant: str
+    config: dict[str, Any]  # GameConfig: players (bots) and variant
+    time: dict[str, Any] = {}
+    seats: list[SeatInfo]
+    cards: list[str]  # the kind of every card id: cards[id]
+    status: Literal["complete", "void"] = "complete"
+    void_reason: str = ""
+    turns: list[TurnRecord] = []
+    events: list[dict[str, Any]] = []
+    faults: list[FaultRecord] = []
+    stderr: list[str] = []  # per seat, the tail of what the bot wrote to stderr
+    rounds: list[RoundSummary] = []
+    result: ResultSummary | None = None
+    timing: dict[str, Any] = {}  # wall-clock facts; the only part that differs between reruns
+
+    def applied_plays(self, turn: TurnRecord) -> list[tuple[int, ...] | None]:
+        """The plays applied in ``turn``, as the engine takes them (one per player seat)."""
+        plays: list[tuple[int, ...] | None] = [None] * self.config["players"]
+        for action in turn.actions:
+            if action.status == "auto":
+                continue
+            ids = tuple(action.cards)
+            if action.dummy_card is not None:
+                ids += (action.dummy_card,)
+            plays[action.seat] = ids
+        return plays
+
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(Replay)
+
+
+def summarize_rounds(all_events: list[dict[str, Any]], seats: int) -> list[RoundSummary]:
+    """Per round, every seat's card kinds in entry order and points, from engine events."""
+    rounds: list[RoundSummary] = []
+    tableaus: list[list[str]] = [[] for _ in range(seats)]
+    for ev in all_events:
+        if ev["type"] == "reveal":
+            for play in ev["plays"]:
+                tableaus[play["seat"]].extend(c["card"] for c in play["cards"])
+        elif ev["type"] == "last_card":
+            for c in ev["cards"]:
+                tableaus[c["seat"]].append(c["card"])
+        elif ev["type"] == "round_end":
+            rounds.append(RoundSummary(tableaus=tableaus, points=list(ev["points"])))
+            tableaus = [[] for _ in range(seats)]
+    return rounds
+
+
+def write_replay(path: Path, replay: Replay) -> None:
+    """Write atomically: a temporary file in the same folder, fsync, then rename, so a
+    crash leaves either no file or the whole file. gzip's mtime is 0 so that the
+    same game gives the same bytes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = gzip.compress(_encoder.encode(replay), compresslevel=6, mtime=0)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_replay(path: Path) -> Replay:
+    """Read a replay; a file that is not one raises :class:`ReplayError` naming it."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ReplayError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ReplayError(f"{path}: not a readable gzip file ({exc})") from None
+    try:
+        head = msgspec.json.decode(data, type=dict[str, Any])
+    except msgspec.DecodeError as exc:
+        raise ReplayError(f"{path}: not a JSON replay ({exc})") from None
+    if head.get("format") != REPLAY_FORMAT:
+        raise ReplayError(f"{path}: not a Sushi Go! Arena replay (format is {head.get('format')!r})")
+    version = head.get("format_version")
+    if not isinstance(version, int) or version > REPLAY_FORMAT_VERSION:
+        raise ReplayError(
+            f"{path}: replay format version {version!r} is newer than this arena reads "
+            f"({REPLAY_FORMAT_VERSION}); upgrade the arena"
+        )
+    try:
+        return _decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        raise ReplayError(f"{path}: malformed replay: {exc}") from None
+
+
+def verify_replay(replay: Replay, *, name: str = "") -> None:
+    """Re-simulate the game from its seed and applied plays; raise :class:`ReplayError`
+    naming the game and the turn at the first difference."""
+    label = name or f"game {replay.game_id}"
+    if replay.rules_version != RULES_VERSION:
+        raise ReplayError(
+            f"{label}: recorded under rules {replay.rules_version}, this engine is {RULES_VERSION}"
+        )
+    if replay.status == "void":
+        return  # nothing was decided; a void game has no plays to check
+    try:
+        config = GameConfig(replay.config["players"], Variant(replay.config["variant"]))
+    except (KeyError, ValueError) as exc:
+        raise ReplayError(f"{label}: bad config {replay.config!r}: {exc}") from None
+    state = new_game(config, replay.seed)
+    kinds = [state.kind(c) for c in range(len(replay.cards))]
+    if kinds != replay.cards:
+        raise ReplayError(f"{label}: the card kinds do not match the deck of seed {replay.seed}")
+    for t in replay.turns:
+        where = f"{label}, round {t.round} turn {t.turn}"
+        if state.over:
+            raise ReplayError(f"{where}: the game was already over")
+        if (state.round, state.turn) != (t.round, t.turn):
+            raise ReplayError(f"{where}: the engine is at round {state.round} turn {state.turn}")
+        if [list(h) for h in state.hands] != t.hands:
+            raise ReplayError(f"{where}: the recorded hands differ from the engine's")
+        try:
+            apply_turn(state, replay.applied_plays(t))
+        except PlayError as exc:
+            raise ReplayError(f"{where}: recorded play rejected by the engine: {exc}") from None
+    if not state.over:
+        raise ReplayError(f"{label}: the replay ends at round {state.round} turn {state.turn}, before the game does")
+    if events(state) != replay.events:
+        for i, (a, b) in enumerate(zip(events(state), replay.events, strict=False)):
+            if a != b:
+                raise ReplayError(f"{label}: event {i} ({a.get('type')}) differs: engine {a} vs replay {b}")
+        raise ReplayError(f"{label}: the number of events differs")
+    res = result(state)
+    if replay.result is None or list(res.scores) != replay.result.scores or list(res.puddings) != replay.result.puddings:
+        raise ReplayError(f"{label}: the final result differs from the engine's {list(res.scores)}")
+    if list(res.ranks) != replay.result.rules_ranks:
+        raise ReplayError(f"{label}: the ranks differ from the engine's {list(res.ranks)}")
+    if summarize_rounds(replay.events, state.seats) != replay.rounds:
+        raise ReplayError(f"{label}: the round summary does not match the events")
+
+
+def iter_replays(target: Path) -> list[Path]:
+    """The replay files of a file or folder (recursively); a folder with none is an error."""
+    if target.is_file():
+        return [target]
+    if not target.is_dir():
+        raise ReplayError(f"{target}: no such file or folder")
+    found = sorted(p for p in target.rglob("*.json.gz") if not p.name.startswith("."))
+    if not found:
+        raise ReplayError(f"{target}: no replay (*.json.gz) in this folder")
+    return found
