@@ -1,1 +1,50 @@
-"""Bot processes: spawning, bounded line reading, deadlines, and ending process trees."""
+"""Bot processes: spawning, bounded line reading, deadlines, and ending process trees.
+
+The referee's view of a bot::
+
+    async with open_bot(spec) as bot:
+        reply = await request(bot, hello_line, timeout_s=budget.hello_timeout_s)
+        ...
+
+or, for a process that lives across games, ``bot = await nursery.start(serve_bot, spec)``
+and later ``await bot.aclose()``.
+
+Everything public is re-exported here; the ``_modules`` are private.
+"""
+
+from ._errors import (
+    BotCrashed,
+    BotError,
+    BotStartError,
+    BotTimeout,
+    BotWriteTimeout,
+    LineTooLong,
+    describe_returncode,
+)
+from ._linereader import BoundedLineReader
+from ._process import DEFAULT_MAX_LINE, BotProcess, open_bot, serve_bot
+from ._spec import BotSpec, minimal_env
+from ._timing import Bank, Budget, Reply, await_reply, request, send_request
+
+__all__ = [
+    "DEFAULT_MAX_LINE",
+    "Bank",
+    "Budget",
+    "BotCrashed",
+    "BotError",
+    "BotProcess",
+    "BotSpec",
+    "BotStartError",
+    "BotTimeout",
+    "BotWriteTimeout",
+    "BoundedLineReader",
+    "LineTooLong",
+    "Reply",
+    "await_reply",
+    "describe_returncode",
+    "minimal_env",
+    "open_bot",
+    "request",
+    "send_request",
+    "serve_bot",
+]
