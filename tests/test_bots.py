@@ -7,6 +7,7 @@ import functools
 import math
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -376,6 +377,30 @@ async def test_served_bot_lives_in_a_nursery_until_closed_from_another_task():
     with pytest.raises(BotStartError):
         async with trio.open_nursery() as nursery:
             await nursery.start(serve_bot, BotSpec(name="x", argv=("/nope",), cwd=PROCBOTS))
+
+
+def test_bots_die_with_the_arena():
+    """A killed arena (no cleanup at all) takes its bots along: parent-death signal."""
+    host = subprocess.Popen(
+        [sys.executable, str(PROCBOTS / "arena_host.py")], stdout=subprocess.PIPE
+    )
+    try:
+        bot_pid = int(host.stdout.readline())
+        assert state_of(bot_pid) not in (None, "Z")
+    finally:
+        host.kill()
+        host.wait()
+        host.stdout.close()
+    try:
+        deadline = time.monotonic() + 5
+        while state_of(bot_pid) not in (None, "Z") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert state_of(bot_pid) in (None, "Z")
+    finally:
+        if state_of(bot_pid) not in (None, "Z"):
+            os.kill(bot_pid, signal.SIGKILL)
+        if ppid_of(bot_pid) == os.getpid():  # re-parented to us, a subreaper since open_bot
+            os.waitpid(bot_pid, 0)
 
 
 @trio_test

@@ -22,12 +22,13 @@ from ._errors import (
     describe_returncode,
 )
 from ._linereader import BoundedLineReader
-from ._process import DEFAULT_MAX_LINE, BotProcess, open_bot, serve_bot
+from ._process import DEFAULT_MAX_LINE, DEFAULT_STDERR_CAP, BotProcess, open_bot, serve_bot
 from ._spec import BotSpec, minimal_env
 from ._timing import Bank, Budget, Reply, await_reply, request, send_request
 
 __all__ = [
     "DEFAULT_MAX_LINE",
+    "DEFAULT_STDERR_CAP",
     "Bank",
     "Budget",
     "BotCrashed",

@@ -1,4 +1,18 @@
-"""Bot processes: spawn, talk over stdin/stdout, drain stderr, end the whole tree."""
+"""Bot processes: spawn, talk over stdin/stdout, drain stderr, end the whole tree.
+
+Design notes (the why):
+
+- Spawning happens synchronously in the trio thread with :class:`subprocess.Popen`, not
+  with ``trio.open_process``/``run_process``, which fork from a worker thread that exits
+  after ~10 s idle: the parent-death signal we arm (see ``_proctree.child_setup_hook``)
+  is tied to the forking *thread*, so the bot would be killed then.
+- We pass our own pipes to Popen, make our ends non-blocking, and wait for exit on a
+  pidfd, so nothing ever blocks the trio thread.
+- The main process is not reaped until its tree has been ended (``WNOWAIT``), so its pid,
+  which is also its process group and session id, cannot name anyone else meanwhile.
+- The bot's own background tasks (exit watcher, stderr drain, descendant tracker) run in
+  a shielded scope, so that closing the bot *because* of a cancellation still works.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +31,7 @@ from ._proctree import ProcessTree, become_subreaper, child_setup_hook
 from ._spec import BotSpec, minimal_env
 from ._tail import ByteTail
 
-__all__ = ["DEFAULT_MAX_LINE", "BotProcess", "open_bot", "serve_bot"]
+__all__ = ["DEFAULT_MAX_LINE", "DEFAULT_STDERR_CAP", "BotProcess", "open_bot", "serve_bot"]
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +44,13 @@ _CRASH_REPORT_WAIT = 0.1
 _KILL_WAIT = 2.0
 _STDERR_READ = 65536
 
+DEFAULT_STDERR_CAP = 64 * 1024
+"""Default size of the stderr tail kept per bot, in bytes."""
+
 
 class BotProcess:
-    """A running bot, owned by :func:`open_bot`. Not thread-safe; one trio run.
+    """A running bot, owned by :func:`open_bot` or :func:`serve_bot`. Not thread-safe;
+    one trio run.
 
     At most one task may :meth:`send` and one task :meth:`receive_line` at a time.
     Deadlines are the caller's cancel scopes (or see :func:`arena.bots.request`).
@@ -185,6 +203,8 @@ class BotProcess:
                 self._stdout_wake = wake
                 try:
                     await trio.lowlevel.wait_readable(self._stdout_fd)
+                except trio.ClosedResourceError:
+                    return b""  # closed under us (a close that could not kill the bot)
                 finally:
                     self._stdout_wake = None
 
@@ -381,6 +401,7 @@ def _spawn(spec: BotSpec, stderr_cap: int) -> BotProcess:
     stdout_r, stdout_w = os.pipe()
     stderr_r, stderr_w = os.pipe()
     try:
+        # preexec_fn makes Popen fork rather than vfork; the hook only makes system calls.
         popen = subprocess.Popen(
             spec.argv,
             stdin=stdin_r,
@@ -392,7 +413,6 @@ def _spawn(spec: BotSpec, stderr_cap: int) -> BotProcess:
             close_fds=True,
             preexec_fn=child_setup_hook(os.getpid()),
         )
-        pidfd = os.pidfd_open(popen.pid)
     except (OSError, subprocess.SubprocessError) as exc:
         for fd in (stdin_w, stdout_r, stderr_r):
             os.close(fd)
@@ -404,6 +424,14 @@ def _spawn(spec: BotSpec, stderr_cap: int) -> BotProcess:
     finally:
         for fd in (stdin_r, stdout_w, stderr_w):
             os.close(fd)
+    try:
+        pidfd = os.pidfd_open(popen.pid)  # Linux >= 5.3
+    except OSError:  # pragma: no cover
+        popen.kill()
+        popen.wait()
+        for fd in (stdin_w, stdout_r, stderr_r):
+            os.close(fd)
+        raise
     return BotProcess(spec, popen, pidfd, stdin_w, stdout_r, stderr_r, stderr_cap)
 
 
@@ -411,7 +439,7 @@ def _spawn(spec: BotSpec, stderr_cap: int) -> BotProcess:
 async def open_bot(
     spec: BotSpec,
     *,
-    stderr_cap: int = 64 * 1024,
+    stderr_cap: int = DEFAULT_STDERR_CAP,
     track_interval: float = 0.5,
 ) -> AsyncIterator[BotProcess]:
     """Start the bot and yield its :class:`BotProcess`; end its process tree on exit.
@@ -419,8 +447,14 @@ async def open_bot(
     The process is started from the calling trio thread (not from trio's worker threads,
     which exit when idle and would take a parent-death signal with them), in a new
     session, with stdin/stdout/stderr pipes and the spec's environment, and with all
-    other fds closed. Background tasks drain stderr into a ``stderr_cap``-byte tail,
-    watch for exit, and record descendants every ``track_interval`` seconds.
+    other fds closed. It gets SIGKILL if the arena dies, and is made a child subreaper
+    so that its orphaned descendants stay in its tree; the arena process makes itself a
+    child subreaper on the first call (see ``arena.bots._proctree``). Background tasks
+    drain stderr into a ``stderr_cap``-byte tail, watch for exit, and record descendants
+    every ``track_interval`` seconds.
+
+    Enter and leave the block in the same task, like any trio context manager that holds
+    a nursery; for a process that must outlive one block, use :func:`serve_bot`.
 
     Raises :class:`BotStartError` if the process cannot be started. On leaving the block
     (normally, by an exception, or by cancellation) the bot is closed as by
@@ -443,7 +477,7 @@ async def open_bot(
 async def serve_bot(
     spec: BotSpec,
     *,
-    stderr_cap: int = 64 * 1024,
+    stderr_cap: int = DEFAULT_STDERR_CAP,
     track_interval: float = 0.5,
     task_status: trio.TaskStatus[BotProcess] = trio.TASK_STATUS_IGNORED,
 ) -> None:
