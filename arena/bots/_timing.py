@@ -1,7 +1,8 @@
 """Time budgets and timed requests.
 
-All budgets are configured in *nominal* milliseconds (what ``--hello-ms`` etc. say and
-what bots are told); ``time_scale`` stretches them into real time for slow machines.
+All budgets are configured in *nominal* milliseconds (what ``--hello-ms`` etc. say);
+``time_scale`` stretches them into real time for slow machines (``Budget.scaled_ms`` and
+``Bank.remaining_scaled_ms`` give the real figures, e.g. to tell the bots).
 Times are measured with :func:`trio.current_time`, which is monotonic and follows a
 ``trio.testing.MockClock``.
 """
