@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -98,6 +99,134 @@ def bench_engine_command(
         )
     out.print(table)
     out.print("[dim]ratio = engine games/s ÷ plain-playout games/s, measured interleaved in this run.[/dim]")
+
+
+# -- playing games ------------------------------------------------------------------
+
+HelloMs = Annotated[int, typer.Option("--hello-ms", min=1, help="Start-up budget per bot (hello), ms.")]
+TurnMs = Annotated[int, typer.Option("--turn-ms", min=1, help="Time per decision, ms.")]
+BankMs = Annotated[int, typer.Option("--bank-ms", min=0, help="Extra time per game any decision may draw on, ms.")]
+TimeScale = Annotated[float, typer.Option("--time-scale", min=0.001, help="Multiply every time budget by this.")]
+NoTimeout = Annotated[bool, typer.Option("--no-timeout", help="Never time a bot out (for debugging a bot).")]
+
+
+def _time_settings(hello_ms: int, turn_ms: int, bank_ms: int, time_scale: float, no_timeout: bool):  # noqa: ANN202
+    from arena.referee import TimeSettings
+
+    return TimeSettings(hello_ms=hello_ms, turn_ms=turn_ms, bank_ms=bank_ms, time_scale=time_scale, no_timeout=no_timeout)
+
+
+def _parse_turn(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        rnd, turn = (int(x) for x in value.split("."))
+    except ValueError:
+        raise ArenaError(f"--turn takes ROUND.TURN, e.g. 2.3; not {value!r}") from None
+    return rnd, turn
+
+
+@app.command("play")
+def play_command(
+    bots: Annotated[list[Path], typer.Argument(help="2 to 5 bots: folders with bot.toml, executables, .py or .js files.")],
+    seed: Annotated[int, typer.Option(min=0, help="The game's seed: same seed and bots, same game.")] = 0,
+    variant: Annotated[Variant, typer.Option(help="Rules variant (dummy: 2 players and a dummy seat).")] = Variant.STANDARD,
+    replay: Annotated[Path | None, typer.Option(help="Where to write the replay (default: results/play/GAME.json.gz).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print every turn.")] = False,
+    hello_ms: HelloMs = 10_000,
+    turn_ms: TurnMs = 1_000,
+    bank_ms: BankMs = 10_000,
+    time_scale: TimeScale = 1.0,
+    no_timeout: NoTimeout = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Play one game among the given bots and print it."""
+    from arena.cli_render import render_game, replay_summary
+    from arena.engine import GameConfig
+    from arena.play import play_one
+
+    if not 2 <= len(bots) <= 5:
+        raise ArenaError(f"a game needs 2 to 5 bots, {len(bots)} given")
+    try:
+        config = GameConfig(len(bots), variant)
+    except ValueError as exc:
+        raise ArenaError(str(exc)) from None
+    ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
+    results = Path("results")
+    with err.status("playing…", spinner="dots") if err.is_terminal and not json_output else nullcontext():
+        outcome = play_one(bots, config, seed, ts, replay_path=None, build_cache=results / "build")
+    path = replay or results / "play" / f"{outcome.record.game_id}.json.gz"
+    from arena.replay import write_replay
+
+    write_replay(path, outcome.record.replay)
+    if json_output:
+        summary = replay_summary(outcome.record.replay)
+        summary["replay"] = str(path)
+        print(json.dumps(summary))
+    else:
+        render_game(out, outcome.record.replay, verbose=verbose)
+        err.print(f"replay: {path}", highlight=False)
+    if outcome.record.status == "void":
+        raise typer.Exit(1)
+
+
+@app.command("replay")
+def replay_command(
+    file: Annotated[Path, typer.Argument(help="A replay file (*.json.gz).")],
+    turn: Annotated[str | None, typer.Option("--turn", help="Show only turn ROUND.TURN, e.g. 2.3.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Show a recorded game turn by turn: hands, plays, tableaus, scores and faults."""
+    from arena.cli_render import render_game, replay_summary
+    from arena.replay import ReplayError, read_replay
+
+    only = _parse_turn(turn)
+    try:
+        rep = read_replay(file)
+    except ReplayError as exc:
+        raise ArenaError(str(exc)) from None
+    if json_output:
+        print(json.dumps(replay_summary(rep)))
+        return
+    render_game(out, rep, verbose=True, only=only)
+
+
+@app.command("verify")
+def verify_command(
+    target: Annotated[Path, typer.Argument(help="A replay file, or a folder searched recursively for *.json.gz.")],
+    json_output: JsonOption = False,
+) -> None:
+    """Re-simulate replays from their seeds and plays; fail on any difference."""
+    from arena.replay import ReplayError, iter_replays, read_replay, verify_replay
+
+    try:
+        files = iter_replays(target)
+    except ReplayError as exc:
+        raise ArenaError(str(exc)) from None
+    failures: list[tuple[str, str]] = []
+    for file in files:
+        try:
+            verify_replay(read_replay(file), name=str(file))
+        except ReplayError as exc:
+            failures.append((str(file), str(exc)))
+            if not json_output:
+                err.print(f"[bold red]✗[/bold red] {exc}", highlight=False)
+    if json_output:
+        print(json.dumps({"checked": len(files), "failed": len(failures), "failures": [{"file": f, "error": e} for f, e in failures]}))
+    elif not failures:
+        out.print(f"[green]✓[/green] {len(files)} replay(s) verified: every game re-simulates exactly", highlight=False)
+    if failures:
+        if not json_output:
+            err.print(f"{len(failures)} of {len(files)} replay(s) differ from the engine", highlight=False)
+        raise typer.Exit(1)
+
+
+@app.command("schema")
+def schema_command() -> None:
+    """Print the JSON Schema of every protocol message (referee to bot and back)."""
+    from protocol import schema_json
+
+    print(schema_json())
 
 
 def main() -> None:

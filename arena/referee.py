@@ -53,7 +53,6 @@ from arena.replay import (
 from protocol import (
     MAX_LINE_BYTES,
     PROTOCOL_NAME,
-    PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
     Ack,
     Act,

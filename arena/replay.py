@@ -90,7 +90,7 @@ class ResultSummary(msgspec.Struct, kw_only=True):
     autopilot: list[bool]
 
 
-class Replay(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Replay(msgspec.Struct, kw_only=True):
     format: str = REPLAY_FORMAT
     format_version: int = REPLAY_FORMAT_VERSION
     rules_version: str = RULES_VERSION

@@ -1281,3 +1281,26 @@ def test_R1_kind_table_indices_are_consistent():
     """R1: the wire names map to the kinds the engine counts."""
     assert {k: KIND[k] for k in KINDS} == {k: i for i, k in enumerate(KINDS)}
     assert counts_of(["maki3", "maki3", "tempura"])[KIND["maki3"]] == 2
+
+
+def test_R4_seat_out_of_range_and_badly_shaped_turns_are_clear_errors():
+    """R4 (robustness): a seat outside the table is a ValueError, never Python's wrap-around;
+    a turn that is not a sequence is an InvalidPlayError, never a TypeError."""
+    state = new_game(GameConfig(3), 1)
+    for bad in (-1, 3, "0"):
+        with pytest.raises(ValueError):
+            legal_plays(state, bad)
+        with pytest.raises(ValueError):
+            observe(state, bad)
+    for bad_turn in (None, 5, iter([])):
+        with pytest.raises(InvalidPlayError):
+            apply_turn(state, bad_turn)
+
+
+def test_R4_an_error_never_names_the_kind_of_a_card_the_seat_cannot_see():
+    """What a bot may know: another seat's hand is private, even in an error message."""
+    state = new_game(GameConfig(3), 1)
+    hidden = state.hands[0][0]
+    with pytest.raises(IllegalPlayError) as info:
+        check_play(state, 1, (hidden,))
+    assert state.kind(hidden) not in str(info.value).split("hand")[0]

@@ -30,12 +30,12 @@ from .cards import (
     WASABI_FACTOR,
 )
 from .errors import IllegalPlayError, InvalidPlayError
+from .scoring import maki_points, maki_symbols, pudding_points, rank, set_points
 
 # The kind order of cards.py puts the plain set cards (0..5) and the nigiri (6..8)
 # before pudding, wasabi and chopsticks; the hot path relies on it.
 MAKI3_KIND, PUDDING_KIND = MAKI3, PUDDING
 assert MAKI3_KIND == 5 and PUDDING_KIND == 9 and WASABI > PUDDING and CHOPSTICKS > PUDDING
-from .scoring import maki_points, maki_symbols, pudding_points, rank, set_points
 
 #: Stamped on every replay and game record: bump it whenever a rule's effect changes.
 RULES_VERSION = "sushigo-rules/1.0"
@@ -277,6 +277,7 @@ def legal_plays(state: GameState, seat: int) -> list[Play]:
     ``(own1, own2, dummy)`` for every ordered triple when chopsticks allow it.
     An empty list means the seat does not decide this turn.
     """
+    _check_seat(state, seat)
     if state.over or seat >= state.config.players:
         return []  # the dummy's seat never decides (R15)
     hand = state.hands[seat]
@@ -301,6 +302,7 @@ def check_play(state: GameState, seat: int, play: object) -> Play:
     :class:`IllegalPlayError` if it is one but the rules forbid it here.
     """
     rnd, turn = state.round, state.turn
+    _check_seat(state, seat)
     if state.over:
         raise IllegalPlayError("the game is over", seat=seat, round=rnd, turn=turn, cards=play, rule="R13")
     deciding = state.deciding_seats()
@@ -333,18 +335,18 @@ def check_play(state: GameState, seat: int, play: object) -> Play:
     hand = state.hands[seat]
     for c in play:
         if c not in hand:
-            owner = _describe_card(state, c)
+            # Never name the kind of a card this seat cannot see (another seat's hand).
+            exists = "" if 0 <= c < DECK_SIZE else " (no such card in this game)"
             raise IllegalPlayError(
-                f"card {c}{owner} is not in this seat's hand {_describe(state, hand)}",
+                f"card {c}{exists} is not in this seat's hand {_describe(state, hand)}",
                 seat=seat, round=rnd, turn=turn, cards=play, rule="R4",
             )
     own = len(play) - 1 if controller else len(play)
-    if own == 2:
-        if not state.chopsticks[seat]:
-            raise IllegalPlayError(
-                f"taking two cards {_describe(state, play[:2])} needs chopsticks already in the tableau",
-                seat=seat, round=rnd, turn=turn, cards=play, rule="R8",
-            )
+    if own == 2 and not state.chopsticks[seat]:
+        raise IllegalPlayError(
+            f"taking two cards {_describe(state, play[:2])} needs chopsticks already in the tableau",
+            seat=seat, round=rnd, turn=turn, cards=play, rule="R8",
+        )
     return play
 
 
@@ -361,6 +363,11 @@ def apply_turn(state: GameState, plays: Sequence[Play | None]) -> None:
     if state.over:
         raise IllegalPlayError("the game is over", seat=None, round=state.round, turn=state.turn, cards=plays, rule="R13")
     players = state.config.players
+    if not isinstance(plays, Sequence) or isinstance(plays, str | bytes):
+        raise InvalidPlayError(
+            f"a turn is a sequence of one play per player seat, not {type(plays).__name__}",
+            seat=None, round=state.round, turn=state.turn, cards=plays, rule="R4",
+        )
     if len(plays) != players:
         raise InvalidPlayError(
             f"expected one entry per player seat ({players}), got {len(plays)}",
@@ -374,9 +381,7 @@ def apply_turn(state: GameState, plays: Sequence[Play | None]) -> None:
         # Fast path for the common case: one card that is in the hand.
         for seat in range(players):
             p = plays[seat]
-            if type(p) is tuple and len(p) == 1 and type(p[0]) is int and p[0] in hands[seat]:
-                checked.append(p)
-            elif type(p) is tuple and len(p) == 2 and chop[seat] and p[0] != p[1] and p[0] in hands[seat] and p[1] in hands[seat] and type(p[0]) is int and type(p[1]) is int:
+            if type(p) is tuple and len(p) == 1 and type(p[0]) is int and p[0] in hands[seat] or type(p) is tuple and len(p) == 2 and chop[seat] and p[0] != p[1] and p[0] in hands[seat] and p[1] in hands[seat] and type(p[0]) is int and type(p[1]) is int:
                 checked.append(p)
             else:
                 checked.append(check_play(state, seat, p))
@@ -405,8 +410,7 @@ def _reveal_standard(state: GameState, plays: list[Play]) -> None:
     kind_of = state.kind_of
     attached: list[tuple[int, int, int]] = []
     returned: list[tuple[int, int]] | None = None
-    seat = 0
-    for play in plays:
+    for seat, play in enumerate(plays):
         hand = hands[seat]
         if len(play) == 1:
             c = play[0]
@@ -427,7 +431,6 @@ def _reveal_standard(state: GameState, plays: list[Play]) -> None:
             if returned is None:
                 returned = []
             returned.append((seat, hand[-1]))
-        seat += 1
     state.log.append(("reveal", state.round, state.turn, tuple(plays), returned, attached or None, -1))
     state.turn += 1
     _pass_hands(state)
@@ -618,7 +621,6 @@ def _describe(state: GameState, cards: Sequence[int]) -> str:
     return "[" + ", ".join(f"{c} {KINDS[state.kind_of[c]]}" for c in cards) + "]"
 
 
-def _describe_card(state: GameState, card: int) -> str:
-    if 0 <= card < DECK_SIZE:
-        return f" ({KINDS[state.kind_of[card]]})"
-    return " (no such card in this game)"
+def _check_seat(state: GameState, seat: int) -> None:
+    if type(seat) is not int or not 0 <= seat < len(state.hands):
+        raise ValueError(f"seat must be an int from 0 to {len(state.hands) - 1}, not {seat!r}")

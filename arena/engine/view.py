@@ -63,6 +63,8 @@ def _tableau(state: GameState, seat: int) -> list[TableauCard]:
 
 def observe(state: GameState, seat: int) -> Observation:
     """``seat``'s view: its own hand and everything public, nothing else."""
+    if type(seat) is not int or not 0 <= seat < state.seats:
+        raise ValueError(f"seat must be an int from 0 to {state.seats - 1}, not {seat!r}")
     dummy_variant = state.config.variant is Variant.DUMMY
     controller = state.controller if dummy_variant and not state.over else None
     return Observation(

@@ -19,6 +19,8 @@ and at the turn R.T of every game (default 1.2) misbehaves as MODE says:
   stale       answers twice: the second, extra answer arrives during the next act
   longline    sends a line longer than the cap
   chatty      writes 200 KB to stderr every turn
+
+--log FILE appends every line received to FILE (for hidden-information checks).
 """
 
 from __future__ import annotations
@@ -41,12 +43,17 @@ def main() -> None:
     parser.add_argument("--at", default="1.2")
     parser.add_argument("--name", default="testbot")
     parser.add_argument("--sleep", type=float, default=1.5)
+    parser.add_argument("--log", default=None)
     args = parser.parse_args()
+    log = open(args.log, "a", encoding="utf-8") if args.log else None  # noqa: SIM115
     at_round, at_turn = (int(x) for x in args.at.split("."))
     rng = random.Random(0)
     previous_hand: list[int] = []
     previous_play: list[int] = []
     for line in sys.stdin:
+        if log is not None:
+            log.write(line)
+            log.flush()
         msg = json.loads(line)
         kind = msg["type"]
         if kind == "hello":

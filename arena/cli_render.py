@@ -1,0 +1,192 @@
+"""Rich rendering of games and replays for the terminal (used by arena.cli only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from arena.replay import Replay
+
+SHORT = {
+    "tempura": "tempura",
+    "sashimi": "sashimi",
+    "dumpling": "dumpling",
+    "maki1": "maki1",
+    "maki2": "maki2",
+    "maki3": "maki3",
+    "salmon_nigiri": "salmon",
+    "squid_nigiri": "squid",
+    "egg_nigiri": "egg",
+    "pudding": "pudding",
+    "wasabi": "wasabi",
+    "chopsticks": "chopsticks",
+}
+STYLE = {
+    "tempura": "yellow",
+    "sashimi": "green",
+    "dumpling": "cyan",
+    "maki1": "red",
+    "maki2": "red",
+    "maki3": "red",
+    "salmon_nigiri": "bright_red",
+    "squid_nigiri": "magenta",
+    "egg_nigiri": "bright_yellow",
+    "pudding": "bright_magenta",
+    "wasabi": "bright_green",
+    "chopsticks": "bright_blue",
+}
+FAULT_STYLE = "bold red"
+
+
+def card_text(kind: str, on_wasabi: bool = False) -> Text:
+    label = SHORT.get(kind, kind)
+    if on_wasabi:
+        return Text.assemble(("wasabi+", STYLE["wasabi"]), (label, STYLE.get(kind, "")))
+    return Text(label, style=STYLE.get(kind, ""))
+
+
+def cards_text(kinds: list[str], wasabi_flags: list[bool] | None = None) -> Text:
+    out = Text()
+    for i, kind in enumerate(kinds):
+        if i:
+            out.append(" ")
+        out.append_text(card_text(kind, bool(wasabi_flags and wasabi_flags[i])))
+    return out
+
+
+def seat_label(replay: Replay, seat: int) -> str:
+    info = replay.seats[seat]
+    return f"{seat} {info.bot}"
+
+
+def result_table(replay: Replay) -> Table:
+    table = Table(title=f"Game {replay.game_id} · {replay.variant} · seed {replay.seed}", title_justify="left")
+    for col, justify in (("rank", "right"), ("seat", "right"), ("bot", "left"), ("points", "right"),
+                         ("rounds", "left"), ("puddings", "right"), ("faults", "left")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    if replay.result is None:
+        return table
+    res = replay.result
+    faults: dict[int, dict[str, int]] = {}
+    for f in replay.faults:
+        faults.setdefault(f.seat, {}).setdefault(f.kind, 0)
+        faults[f.seat][f.kind] += 1
+    order = sorted(range(len(replay.seats)), key=lambda s: (res.ranks[s], s))
+    for s in order:
+        rounds = " + ".join(str(r.points[s]) for r in replay.rounds)
+        if res.pudding_points[s]:
+            rounds += f" {res.pudding_points[s]:+d} pudding"
+        fault_text = Text(", ".join(f"{k} {v}" for k, v in sorted(faults.get(s, {}).items())), style=FAULT_STYLE)
+        if res.autopilot[s]:
+            fault_text.append(" (ended on autopilot)", style=FAULT_STYLE)
+        rank = str(res.ranks[s]) if s < replay.config["players"] else "–"
+        table.add_row(rank, str(s), replay.seats[s].bot, str(res.scores[s]), rounds, str(res.puddings[s]), fault_text)
+    return table
+
+
+def render_game(console: Console, replay: Replay, *, verbose: bool = False, only: tuple[int, int] | None = None) -> None:
+    """Print a game: every turn (when ``verbose`` or ``only``), then the result."""
+    if verbose or only is not None:
+        render_turns(console, replay, only=only)
+    if replay.status == "void":
+        console.print(Text(f"The game was void (not rated): {replay.void_reason.splitlines()[0]}", style=FAULT_STYLE))
+        return
+    console.print(result_table(replay))
+
+
+def render_turns(console: Console, replay: Replay, *, only: tuple[int, int] | None = None) -> None:
+    kinds = replay.cards
+    seats = len(replay.seats)
+    tableaus: list[list[int]] = [[] for _ in range(seats)]
+    on_wasabi: set[int] = set()
+    puddings = [0] * seats
+    turns = {(t.round, t.turn): t for t in replay.turns}
+    faults = {(f.round, f.turn, f.seat): f for f in replay.faults}
+    shown = False
+    for ev in replay.events:
+        kind = ev["type"]
+        if kind == "round_start":
+            if only is None or only[0] == ev["round"]:
+                console.rule(f"Round {ev['round']} · passing {ev['direction']} · {ev['hand_size']} cards")
+        elif kind in ("reveal", "last_card"):
+            rnd, turn = ev["round"], ev["turn"]
+            if kind == "reveal":
+                entered = {p["seat"]: [c["id"] for c in p["cards"]] for p in ev["plays"]}
+                for p in ev["plays"]:
+                    tableaus[p["seat"]].extend(c["id"] for c in p["cards"])
+                    if p["chopsticks_returned"] is not None:
+                        tableaus[p["seat"]].remove(p["chopsticks_returned"])
+            else:
+                entered = {c["seat"]: [c["id"]] for c in ev["cards"]}
+                for c in ev["cards"]:
+                    tableaus[c["seat"]].append(c["id"])
+            on_wasabi.update(w["nigiri"] for w in ev["wasabi"])
+            if only is not None and (rnd, turn) != only:
+                continue
+            shown = True
+            record = turns.get((rnd, turn))
+            title = f"Round {rnd} turn {turn}" + (" (last card, played for everyone)" if kind == "last_card" else "")
+            if record is not None and record.controller is not None:
+                title += f" · seat {record.controller} controls the dummy"
+            table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+            table.add_column("seat", no_wrap=True)
+            table.add_column("hand")
+            table.add_column("took")
+            table.add_column("tableau")
+            for s in range(seats):
+                hand = Text("")
+                took = cards_text([kinds[c] for c in entered.get(s, [])])
+                if record is not None:
+                    hand = cards_text([kinds[c] for c in record.hands[s]]) if s < len(record.hands) else Text("")
+                    action = next((a for a in record.actions if a.seat == s), None)
+                    if action is not None and action.status not in ("ok", "auto"):
+                        took.append(f"  [{action.status}]", style=FAULT_STYLE)
+                    if action is not None and action.dummy_card is not None:
+                        took.append("  → dummy: ")
+                        took.append_text(card_text(kinds[action.dummy_card]))
+                fault = faults.get((rnd, turn, s))
+                if fault is not None:
+                    took.append(f"\n{fault.message}", style="red")
+                tab = cards_text([kinds[c] for c in tableaus[s]], [c in on_wasabi for c in tableaus[s]])
+                if puddings[s]:
+                    tab.append(f"  (+{puddings[s]} pudding kept)", style="dim")
+                table.add_row(seat_label(replay, s), hand, took, tab)
+            console.print(table)
+        elif kind == "round_end":
+            for s in range(seats):
+                puddings[s] += sum(1 for c in tableaus[s] if kinds[c] == "pudding")
+            if only is None or only[0] == ev["round"]:
+                parts = [f"{seat_label(replay, s)}: {ev['points'][s]:+d} (total {ev['scores'][s]})" for s in range(seats)]
+                console.print(Text(f"Round {ev['round']} scored — " + " · ".join(parts), style="bold"))
+            tableaus = [[] for _ in range(seats)]
+            on_wasabi.clear()
+        elif kind == "game_end" and only is None:
+            parts = [f"{seat_label(replay, s)}: {ev['pudding_points'][s]:+d}" for s in range(seats)]
+            console.print(Text("Puddings — " + " · ".join(parts), style="bold"))
+    if only is not None and not shown:
+        console.print(Text(f"No turn {only[0]}.{only[1]} in this game", style=FAULT_STYLE))
+
+
+def replay_summary(replay: Replay) -> dict[str, Any]:
+    """The plain summary of a replay, for --json output."""
+    return {
+        "game_id": replay.game_id,
+        "status": replay.status,
+        "seed": replay.seed,
+        "variant": replay.variant,
+        "players": replay.players,
+        "seats": [{"seat": s.seat, "bot": s.bot, "version": s.version, "hash": s.hash} for s in replay.seats],
+        "rounds": [{"tableaus": r.tableaus, "points": r.points} for r in replay.rounds],
+        "result": None
+        if replay.result is None
+        else {
+            "scores": replay.result.scores,
+            "puddings": replay.result.puddings,
+            "ranks": replay.result.ranks,
+            "autopilot": replay.result.autopilot,
+        },
+        "faults": [{"seat": f.seat, "round": f.round, "turn": f.turn, "kind": f.kind, "message": f.message} for f in replay.faults],
+    }

@@ -1,0 +1,263 @@
+"""The referee with real bot subprocesses: full games, every fault, hidden information."""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+import trio
+
+from arena.bots import BotSpec
+from arena.engine import GameConfig
+from arena.referee import GameRecord, TimeSettings, open_pool, play_game
+from arena.replay import read_replay, verify_replay, write_replay
+
+TESTBOT = Path(__file__).parent / "bots" / "testbot.py"
+FAST = TimeSettings(hello_ms=5_000, turn_ms=400, bank_ms=200)
+
+
+def spec(*args: str, name: str = "testbot", marker: str = "") -> BotSpec:
+    argv = (sys.executable, str(TESTBOT), "--name", marker or name, *args)
+    return BotSpec(name=name, argv=argv, cwd=TESTBOT.parent)
+
+
+def live_processes(marker: str) -> list[int]:
+    """Pids of processes whose command line carries ``marker`` (zombies included)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def run_game(specs: list[BotSpec], config: GameConfig, seed: int = 1, ts: TimeSettings = FAST) -> GameRecord:
+    async def main() -> GameRecord:
+        async with open_pool() as pool:
+            players = [pool.player(s) for s in specs]
+            return await play_game(players, config, seed, time_settings=ts)
+
+    return trio.run(main)
+
+
+def faulty_game(mode: str, *extra: str, at: str = "1.2", players: int = 2, variant: str = "standard") -> tuple[GameRecord, str]:
+    marker = f"mark-{uuid.uuid4().hex[:10]}"
+    specs = [spec(name="good", marker=marker)] + [
+        spec("--mode", mode, "--at", at, *extra, name="bad", marker=marker) if i == 1 else spec(name=f"good{i}", marker=marker)
+        for i in range(1, players)
+    ]
+    record = run_game(specs, GameConfig(players, variant))
+    assert record.status == "complete", record.void_reason
+    verify_replay(record.replay)
+    assert live_processes(marker) == [], "a bot process outlived the game"
+    return record, marker
+
+
+@pytest.mark.parametrize(("players", "variant"), [(2, "standard"), (3, "alternate"), (4, "standard"), (5, "alternate"), (2, "dummy")])
+def test_full_games_verify_and_leave_no_process(players: int, variant: str, tmp_path: Path) -> None:
+    marker = f"mark-{uuid.uuid4().hex[:10]}"
+    specs = [spec(name=f"b{i}", marker=marker) for i in range(players)]
+    record = run_game(specs, GameConfig(players, variant), seed=11)
+    assert record.status == "complete"
+    assert all(sum(f.values()) == 0 for f in record.faults)
+    path = tmp_path / "game.json.gz"
+    write_replay(path, record.replay)
+    replay = read_replay(path)
+    verify_replay(replay)
+    assert replay.players == GameConfig(players, variant).seats
+    assert len(replay.rounds) == 3 and replay.result is not None
+    assert live_processes(marker) == []
+
+
+def test_same_seed_same_game() -> None:
+    specs = [spec(name="a"), spec(name="b"), spec(name="c")]
+    one = run_game(specs, GameConfig(3), seed=5)
+    two = run_game(specs, GameConfig(3), seed=5)
+    def decided(record: GameRecord) -> list[object]:
+        return [(t.hands, [(a.seat, a.cards, a.dummy_card, a.status) for a in t.actions]) for t in record.replay.turns]
+
+    assert decided(one) == decided(two)
+    assert one.replay.events == two.replay.events
+    assert one.scores == two.scores and one.ranks == two.ranks
+
+
+def only_fault(record: GameRecord) -> tuple[int, int, int, str, str]:
+    faults = [f for f in record.replay.faults if f.kind != "autopilot"]
+    assert len(faults) >= 1, record.replay.faults
+    f = faults[0]
+    return f.seat, f.round, f.turn, f.kind, f.message
+
+
+def next_last_action(log: Path, round_: int, turn: int) -> dict:
+    for line in log.read_text().splitlines():
+        msg = json.loads(line)
+        if msg["type"] == "act" and (msg["round"], msg["turn"]) > (round_, turn):
+            return msg["last_action"]
+    raise AssertionError("no later act")
+
+
+def test_never_answers_hello_plays_on_autopilot_and_ranks_last() -> None:
+    record, _ = faulty_game("hello_silent")
+    seat, rnd, turn, kind, message = only_fault(record)
+    assert (seat, rnd, turn, kind) == (1, 0, 0, "timeout")
+    assert "hello" in message
+    assert record.autopilot[1] and not record.autopilot[0]
+    assert record.ranks[1] == 2 and record.ranks[0] == 1
+
+
+def test_late_reply_is_a_timeout_and_never_counts_for_the_next_request(tmp_path: Path) -> None:
+    log = tmp_path / "late.log"
+    record, _ = faulty_game("late", "--sleep", "0.75", "--log", str(log))
+    assert only_fault(record)[:4] == (1, 1, 2, "timeout")
+    faults = [f for f in record.replay.faults if f.seat == 1]
+    assert len(faults) == 1, faults  # the stale answer was discarded, not a protocol fault
+    last = next_last_action(log, 1, 2)
+    assert last["status"] == "timeout" and "seeded random legal play" in last["message"]
+    assert not record.autopilot[1]
+
+
+def test_sleeping_forever_strikes_out_and_the_game_finishes() -> None:
+    record, _ = faulty_game("sleep")
+    kinds = [(f.round, f.turn, f.kind) for f in record.replay.faults if f.seat == 1]
+    assert kinds[:3] == [(1, 2, "timeout"), (1, 3, "timeout"), (1, 4, "timeout")]
+    assert kinds[3] == (1, 4, "autopilot")
+    assert record.autopilot[1] and record.ranks[1] == 2
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind", "words"),
+    [
+        ("badjson", "malformed", "JSON"),
+        ("wrongshape", "malformed", "$.cards"),
+        ("illegal", "illegal", "999"),
+        ("otherseat", "illegal", "not in this seat's hand"),
+        ("wrongre", "protocol", "re="),
+        ("longline", "malformed", "longer than"),
+    ],
+)
+def test_bad_replies_are_attributed_to_seat_turn_and_kind(mode: str, kind: str, words: str, tmp_path: Path) -> None:
+    log = tmp_path / "bot.log"
+    record, _ = faulty_game(mode, "--log", str(log), at="1.3")
+    seat, rnd, turn, got_kind, message = only_fault(record)
+    assert (seat, rnd, turn, got_kind) == (1, 1, 3, kind), message
+    assert words in message
+    assert record.faults[1][kind] == 1 and sum(record.faults[0].values()) == 0
+    last = next_last_action(log, 1, 3)
+    assert last["status"] == kind and words.lower()[:3] in last["message"].lower()
+    action = next(a for t in record.replay.turns if (t.round, t.turn) == (1, 3) for a in t.actions if a.seat == 1)
+    assert action.status == kind
+
+
+def test_exit_mid_game_is_a_crash_then_autopilot() -> None:
+    record, _ = faulty_game("exit", at="2.1", players=3)
+    seat, rnd, turn, kind, message = only_fault(record)
+    assert (seat, rnd, turn, kind) == (1, 2, 1, "crash")
+    assert "exit" in message.lower() or "status 3" in message
+    assert record.autopilot == [False, True, False]
+    assert record.ranks[1] == 3
+
+
+def test_a_second_answer_to_one_request_is_discarded() -> None:
+    record, _ = faulty_game("stale")
+    assert all(sum(f.values()) == 0 for f in record.faults), record.replay.faults
+
+
+def test_dummy_variant_faults_use_fallbacks_with_the_dummy_card() -> None:
+    record, _ = faulty_game("illegal", variant="dummy", at="1.1")
+    assert only_fault(record)[:4] == (1, 1, 1, "illegal") or only_fault(record)[3] == "illegal"
+
+
+def test_a_bot_that_cannot_start_is_a_crash_not_a_stall() -> None:
+    missing = BotSpec(name="ghost", argv=("/nonexistent/bot",), cwd=TESTBOT.parent)
+    record = run_game([spec(name="good"), missing], GameConfig(2))
+    assert record.status == "complete"
+    assert record.faults[1]["crash"] == 1 and record.autopilot[1]
+    assert "ghost" in record.replay.faults[0].message or "nonexistent" in record.replay.faults[0].message
+
+
+def test_no_act_reveals_another_seats_hand(tmp_path: Path) -> None:
+    """PROTOCOL.md: no act ever contains another seat's current hand or this turn's choices."""
+    for players, variant in [(4, "standard"), (3, "alternate"), (2, "dummy")]:
+        logs = [tmp_path / f"{variant}-{players}-{i}.log" for i in range(players)]
+        specs = [spec("--log", str(log), name=f"b{i}") for i, log in enumerate(logs)]
+        record = run_game(specs, GameConfig(players, variant), seed=23)
+        turns = {(t.round, t.turn): t for t in record.replay.turns}
+        returned = {p["chopsticks_returned"] for e in record.replay.events if e["type"] == "reveal" for p in e["plays"]}
+        checked = 0
+        for seat, log in enumerate(logs):
+            for line in log.read_text().splitlines():
+                msg = json.loads(line)
+                if msg["type"] != "act":
+                    continue
+                t = turns[(msg["round"], msg["turn"])]
+                others = {c for s, hand in enumerate(t.hands) if s != seat for c in hand} - returned
+                text = json.dumps(msg)
+                ids = {int(tok) for tok in _numbers(text)}
+                assert not (others & ids & _all_card_ids_in(msg)), (seat, msg["round"], msg["turn"])
+                checked += 1
+        assert checked > 0
+
+
+def _numbers(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"\b\d+\b", text)
+
+
+def _all_card_ids_in(msg: dict) -> set[int]:
+    """Every value of an id-like field in the message, however deeply nested."""
+    found: set[int] = set()
+
+    def walk(x: object, key: str = "") -> None:
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, k)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v, key)
+        elif isinstance(x, int) and key in {"id", "cards", "dummy_card", "nigiri", "wasabi", "chopsticks_returned"}:
+            found.add(x)
+
+    walk({k: v for k, v in msg.items() if k not in {"id"}})
+    return found
+
+
+def test_referee_failure_voids_the_game_and_blames_nobody(monkeypatch: pytest.MonkeyPatch) -> None:
+    import arena.referee as referee
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated referee bug")
+
+    monkeypatch.setattr(referee, "apply_turn", broken)
+    record = run_game([spec(name="a"), spec(name="b")], GameConfig(2))
+    assert record.status == "void"
+    assert "simulated referee bug" in record.void_reason
+    assert all(sum(f.values()) == 0 for f in record.faults)
+
+
+def test_processes_are_reused_across_games_and_restarted_after_a_crash() -> None:
+    async def main() -> tuple[list[int], list[int]]:
+        async with open_pool() as pool:
+            good = pool.player(spec(name="good"))
+            bad = pool.player(spec("--mode", "exit", "--at", "1.1", name="bad"))
+            for seed in range(3):
+                await play_game([good, bad], GameConfig(2), seed, time_settings=FAST)
+            return [good.starts], [bad.starts]
+
+    good_starts, bad_starts = trio.run(main)
+    assert good_starts == [1]  # one process for three games
+    assert bad_starts == [3]  # restarted before each game after its crash
+
+
+def test_stderr_flood_is_capped_and_never_blocks() -> None:
+    record, _ = faulty_game("chatty")
+    assert record.status == "complete"
+    assert 0 < len(record.replay.stderr[1]) <= 20_000
