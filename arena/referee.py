@@ -12,6 +12,7 @@ voids the game instead of blaming anyone.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import math
 import random
@@ -25,7 +26,7 @@ import msgspec
 import trio
 
 from arena import __version__
-from arena.bots import BotCrashed, BotError, BotSpec, BotStartError, LineTooLong, open_bot
+from arena.bots import BotCrashed, BotError, BotSpec, BotStartError, Budget, LineTooLong, open_bot
 from arena.engine import (
     RULES_VERSION,
     GameConfig,
@@ -78,31 +79,14 @@ MAX_DEBUG_BYTES = 4096  # a bot's debug object is kept in the replay up to this 
 STDERR_TAIL_BYTES = 16 * 1024  # per seat and game, in the replay
 
 
-@dataclass(frozen=True, slots=True)
-class TimeSettings:
-    """Time budgets (PROTOCOL.md "Time"), in milliseconds before ``time_scale``."""
+#: The time budgets of a run (PROTOCOL.md "Time"); one definition, in arena.bots.
+TimeSettings = Budget
+DEFAULT_TIME = Budget()
 
-    hello_ms: int = 10_000
-    turn_ms: int = 1_000
-    bank_ms: int = 10_000
-    time_scale: float = 1.0
-    no_timeout: bool = False
 
-    def seconds(self, ms: float) -> float:
-        """A budget in seconds on the monotonic clock; infinite with ``no_timeout``."""
-        return math.inf if self.no_timeout else ms * self.time_scale / 1000.0
-
-    def scaled_ms(self, ms: int) -> int:
-        return round(ms * self.time_scale)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "hello_ms": self.hello_ms,
-            "turn_ms": self.turn_ms,
-            "bank_ms": self.bank_ms,
-            "time_scale": self.time_scale,
-            "no_timeout": self.no_timeout,
-        }
+def time_dict(ts: Budget) -> dict[str, Any]:
+    """The time settings as recorded in replays and game ids."""
+    return dataclasses.asdict(ts)
 
 
 class BotFault(Exception):
@@ -367,7 +351,7 @@ def bot_seed(game_seed: int, seat: int) -> int:
 
 
 def default_game_id(config: GameConfig, seed: int, players: Sequence[Player], time_settings: TimeSettings) -> str:
-    parts = [RULES_VERSION, config.variant.value, str(config.players), str(seed), repr(time_settings.to_dict())]
+    parts = [RULES_VERSION, config.variant.value, str(config.players), str(seed), repr(time_dict(time_settings))]
     parts += [f"{p.name}@{p.content_hash}" for p in players]
     return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
@@ -377,7 +361,7 @@ async def play_game(
     config: GameConfig,
     seed: int,
     *,
-    time_settings: TimeSettings = TimeSettings(),
+    time_settings: TimeSettings = DEFAULT_TIME,
     game_id: str | None = None,
     max_strikes: int = 3,
 ) -> GameRecord:
@@ -401,7 +385,7 @@ async def play_game(
         players=config.seats,
         variant=config.variant.value,
         config={"players": config.players, "variant": config.variant.value},
-        time=time_settings.to_dict(),
+        time=time_dict(time_settings),
         seats=[SeatInfo(seat=i, bot=p.name, version=p.version, hash=p.content_hash) for i, p in enumerate(players)]
         + ([SeatInfo(seat=2, bot="dummy")] if config.variant is Variant.DUMMY else []),
         cards=[state.kind(c) for c in range(108)],
