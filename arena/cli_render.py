@@ -65,8 +65,8 @@ def seat_label(replay: Replay, seat: int) -> str:
 def result_table(replay: Replay) -> Table:
     table = Table(title=f"Game {replay.game_id} · {replay.variant} · seed {replay.seed}", title_justify="left")
     for col, justify in (("rank", "right"), ("seat", "right"), ("bot", "left"), ("points", "right"),
-                         ("rounds", "left"), ("puddings", "right"), ("faults", "left")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+                         ("by round", "left"), ("puddings", "right"), ("pudding", "right"), ("faults", "left")):
+        table.add_column(col, justify=justify, no_wrap=col != "faults")  # type: ignore[arg-type]
     if replay.result is None:
         return table
     res = replay.result
@@ -76,14 +76,15 @@ def result_table(replay: Replay) -> Table:
         faults[f.seat][f.kind] += 1
     order = sorted(range(len(replay.seats)), key=lambda s: (res.ranks[s], s))
     for s in order:
-        rounds = " + ".join(str(r.points[s]) for r in replay.rounds)
-        if res.pudding_points[s]:
-            rounds += f" {res.pudding_points[s]:+d} pudding"
+        rounds = " / ".join(str(r.points[s]) for r in replay.rounds)
         fault_text = Text(", ".join(f"{k} {v}" for k, v in sorted(faults.get(s, {}).items())), style=FAULT_STYLE)
         if res.autopilot[s]:
             fault_text.append(" (ended on autopilot)", style=FAULT_STYLE)
         rank = str(res.ranks[s]) if s < replay.config["players"] else "–"
-        table.add_row(rank, str(s), replay.seats[s].bot, str(res.scores[s]), rounds, str(res.puddings[s]), fault_text)
+        table.add_row(
+            rank, str(s), replay.seats[s].bot, str(res.scores[s]), rounds, str(res.puddings[s]),
+            f"{res.pudding_points[s]:+d}" if res.pudding_points[s] else "", fault_text,
+        )
     return table
 
 
