@@ -212,6 +212,8 @@ def verify_replay(replay: Replay, *, name: str = "") -> None:
     kinds = [state.kind(c) for c in range(len(replay.cards))]
     if kinds != replay.cards:
         raise ReplayError(f"{label}: the card kinds do not match the deck of seed {replay.seed}")
+    cursor = 0  # position in the engine's log, and in replay.events (same numbering)
+    recorded = replay.events
     for t in replay.turns:
         where = f"{label}, round {t.round} turn {t.turn}"
         if state.over:
@@ -224,6 +226,10 @@ def verify_replay(replay: Replay, *, name: str = "") -> None:
             apply_turn(state, replay.applied_plays(t))
         except PlayError as exc:
             raise ReplayError(f"{where}: recorded play rejected by the engine: {exc}") from None
+        fresh = events(state, cursor)
+        if fresh != recorded[cursor : cursor + len(fresh)]:
+            raise ReplayError(f"{where}: the recorded events of this turn differ from the engine's")
+        cursor += len(fresh)
     if not state.over:
         raise ReplayError(f"{label}: the replay ends at round {state.round} turn {state.turn}, before the game does")
     if events(state) != replay.events:

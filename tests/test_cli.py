@@ -53,3 +53,84 @@ def test_bench_engine_table_when_piped_is_plain_text() -> None:
 def test_dummy_variant_needs_two_players() -> None:
     result = runner.invoke(app, ["bench", "engine", "--variant", "dummy", "--players", "3", "--seconds", "0.1"])
     assert result.exit_code != 0
+
+
+TESTBOT = str(__import__("pathlib").Path(__file__).parent / "bots" / "testbot.py")
+
+
+def _play(tmp_path, *extra: str):  # noqa: ANN001, ANN202
+    replay = tmp_path / "g.json.gz"
+    result = runner.invoke(app, ["play", TESTBOT, TESTBOT, TESTBOT, "--seed", "3", "--replay", str(replay), *extra])
+    assert result.exit_code == 0, result.output
+    return replay, result
+
+
+def test_play_then_replay_then_verify(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.chdir(tmp_path)
+    replay, result = _play(tmp_path)
+    assert "rank" in result.output and "testbot" in result.output
+    shown = runner.invoke(app, ["replay", str(replay), "--turn", "2.3"])
+    assert shown.exit_code == 0 and "Round 2 turn 3" in shown.output
+    summary = json.loads(runner.invoke(app, ["replay", str(replay), "--json"]).output)
+    assert summary["players"] == 3 and len(summary["rounds"]) == 3
+    assert all(len(r["tableaus"]) == 3 for r in summary["rounds"])
+    ok = runner.invoke(app, ["verify", str(tmp_path)])
+    assert ok.exit_code == 0 and "1 replay(s) verified" in ok.output
+
+
+def test_play_json_and_dummy_variant(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.chdir(tmp_path)
+    replay = tmp_path / "d.json.gz"
+    result = runner.invoke(app, ["play", TESTBOT, TESTBOT, "--variant", "dummy", "--replay", str(replay), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["variant"] == "dummy" and summary["players"] == 3
+    assert summary["result"]["ranks"][2] == 3  # the dummy can win nothing
+
+
+def test_verify_names_the_game_and_turn_of_a_tampered_replay(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    from arena.replay import read_replay, write_replay
+
+    monkeypatch.chdir(tmp_path)
+    replay, _ = _play(tmp_path)
+    rep = read_replay(replay)
+    turn = rep.turns[4]
+    action = turn.actions[0]
+    other = next(c for c in turn.hands[0] if c not in action.cards)
+    action.cards = [other]  # a different card than the one the engine saw applied
+    write_replay(replay, rep)
+    bad = runner.invoke(app, ["verify", str(replay)])
+    assert bad.exit_code == 1
+    text = " ".join(bad.output.split())
+    assert f"round {turn.round} turn {turn.turn}:" in text and "differ" in text
+
+
+def test_verify_an_empty_folder_is_an_error(tmp_path) -> None:  # noqa: ANN001
+    result = runner.invoke(app, ["verify", str(tmp_path)])
+    assert result.exit_code != 0
+
+
+def test_replay_of_a_file_that_is_not_one_names_it(tmp_path) -> None:  # noqa: ANN001
+    from arena.cli import main
+
+    junk = tmp_path / "junk.json.gz"
+    junk.write_bytes(b"hello")
+    proc = subprocess.run([sys.executable, "-m", "arena", "replay", str(junk)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "junk.json.gz" in proc.stderr and "Traceback" not in proc.stderr
+    assert main is not None
+
+
+def test_play_with_a_missing_bot_names_it(tmp_path) -> None:  # noqa: ANN001
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "play", str(tmp_path / "nobot"), TESTBOT], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1 and "nobot" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_schema_lists_every_message() -> None:
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0
+    schema = json.loads(result.output)
+    text = json.dumps(schema)
+    for name in ("Hello", "GameStart", "Act", "GameOver", "Shutdown", "HelloReply", "Ready", "Action", "Ack"):
+        assert name in text
