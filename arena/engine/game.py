@@ -277,9 +277,11 @@ def legal_plays(state: GameState, seat: int) -> list[Play]:
     ``(own1, own2, dummy)`` for every ordered triple when chopsticks allow it.
     An empty list means the seat does not decide this turn.
     """
-    _check_seat(state, seat)
-    if state.over or seat >= state.config.players:
+    if not 0 <= seat < state.config.players:  # (a chained compare: cheap on the hot path)
+        _check_seat(state, seat)
         return []  # the dummy's seat never decides (R15)
+    if state.over:
+        return []
     hand = state.hands[seat]
     n = len(hand)
     if seat == state.controller:
@@ -363,7 +365,9 @@ def apply_turn(state: GameState, plays: Sequence[Play | None]) -> None:
     if state.over:
         raise IllegalPlayError("the game is over", seat=None, round=state.round, turn=state.turn, cards=plays, rule="R13")
     players = state.config.players
-    if not isinstance(plays, Sequence) or isinstance(plays, str | bytes):
+    if type(plays) is not list and type(plays) is not tuple and (
+        not isinstance(plays, Sequence) or isinstance(plays, str | bytes)
+    ):
         raise InvalidPlayError(
             f"a turn is a sequence of one play per player seat, not {type(plays).__name__}",
             seat=None, round=state.round, turn=state.turn, cards=plays, rule="R4",
