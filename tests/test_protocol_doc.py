@@ -1,7 +1,11 @@
-"""protocol/PROTOCOL.md agrees with the code: every JSON example is a complete, valid
-message of the direction it claims, the examples cover every message and event type,
-every field of every message is documented, the annotated game is what the real
-referee sends (re-captured here), and the minimal bot in the doc plays clean games."""
+"""protocol/PROTOCOL.md and protocol/REPLAY.md agree with the code.
+
+PROTOCOL.md: every JSON example is a complete, valid message of the direction it
+claims, the examples cover every message and event type, every field of every
+message is documented, the annotated game is what the real referee sends
+(re-captured here with tools/capture_exchange.py), and the minimal bot in the doc
+plays clean games. REPLAY.md: every field is documented, its examples are real
+replay data, and its Python reader runs on a real replay."""
 
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ from protocol import messages as messages_module
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "protocol" / "PROTOCOL.md"
 TEXT = DOC.read_text(encoding="utf-8")
+REPLAY_DOC = ROOT / "protocol" / "REPLAY.md"
+REPLAY_TEXT = REPLAY_DOC.read_text(encoding="utf-8")
 
 TO_BOT = "referee → bot"
 TO_REFEREE = "bot → referee"
@@ -39,10 +45,10 @@ class Block:
         return f"PROTOCOL.md line {self.line} ({self.section})"
 
 
-def _blocks(lang: str) -> list[tuple[str, str, int, str]]:
+def _blocks(lang: str, text: str = TEXT) -> list[tuple[str, str, int, str]]:
     """(body, section, fence line, the last non-blank line before the fence) per block."""
     out = []
-    lines = TEXT.splitlines()
+    lines = text.splitlines()
     section = ""
     i = 0
     while i < len(lines):
@@ -134,9 +140,11 @@ def test_every_field_of_every_message_struct_is_documented() -> None:
     assert not [t for t in tags if f"`{t}`" not in TEXT], "every message and event type is named"
 
 
-def test_no_machine_paths() -> None:
+@pytest.mark.parametrize("doc", [DOC, REPLAY_DOC], ids=lambda p: p.name)
+def test_no_machine_paths(doc: Path) -> None:
+    text = doc.read_text(encoding="utf-8")
     for marker in ("/work/", "/home/", "/tmp/", "/Users/", "C:\\"):
-        assert marker not in TEXT, f"PROTOCOL.md mentions a local path ({marker})"
+        assert marker not in text, f"{doc.name} mentions a local path ({marker})"
 
 
 # -- the examples are what the real referee sends -----------------------------------------
@@ -178,16 +186,23 @@ def _matches(doc: dict[str, Any], real: dict[str, Any]) -> bool:
 
 
 @pytest.fixture(scope="module")
-def captures() -> dict[str, list[tuple[str, dict[str, Any]]]]:
+def games() -> dict[str, tuple[Any, list[tuple[str, dict[str, Any]]]]]:
+    """The two games of the docs, played again: the record and seat 0's transcript."""
     cap = _capture_module()
     out = {}
     for name, seed, variant in (("standard", cap.DEFAULT_SEED, "standard"), ("dummy", cap.DUMMY_SEED, "dummy")):
         record, entries = cap.capture(seed, variant)
         assert record.status == "complete", record.void_reason
-        out[name] = [
+        transcript = [
             (TO_BOT if e["dir"] == "referee->bot" else TO_REFEREE, _normal(json.loads(e["line"]))) for e in entries
         ]
+        out[name] = (record, transcript)
     return out
+
+
+@pytest.fixture(scope="module")
+def captures(games: dict[str, Any]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    return {name: transcript for name, (_, transcript) in games.items()}
 
 
 def test_every_example_is_a_line_the_real_referee_exchanged(captures: dict[str, Any]) -> None:
@@ -249,3 +264,78 @@ def test_the_minimal_bot_plays_a_clean_game(tmp_path: Path, variant: str) -> Non
         assert not record.autopilot[0]
     assert starts == 1, "one process plays game after game"
     assert re.search(r"\bgame \w+: I am seat 0 of", first.replay.stderr[0]), "stderr is kept in the replay"
+
+
+# -- REPLAY.md ------------------------------------------------------------------------
+
+
+def test_every_replay_field_is_documented() -> None:
+    from arena import replay as replay_module
+
+    structs = [
+        replay_module.Replay, replay_module.SeatInfo, replay_module.TurnRecord, replay_module.ActionRecord,
+        replay_module.FaultRecord, replay_module.RoundSummary, replay_module.ResultSummary,
+    ]
+    missing = sorted(
+        f"{s.__name__}.{name}" for s in structs for name in s.__struct_fields__ if f"`{name}`" not in REPLAY_TEXT
+    )
+    assert not missing, f"fields never mentioned (as `name`) in REPLAY.md: {missing}"
+    for key in ("hello_ms", "turn_ms", "bank_ms", "time_scale", "no_timeout", "started", "duration_s", "mean_ms", "max_ms"):
+        assert f"`{key}`" in REPLAY_TEXT, key
+    for status in ("ok", "timeout", "illegal", "malformed", "protocol", "crash", "autopilot", "auto"):
+        assert f'`"{status}"`' in REPLAY_TEXT, status
+
+
+def _replay_builtins(record: Any) -> dict[str, Any]:
+    return msgspec.to_builtins(record.replay)
+
+
+def _normal_replay(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _normal_replay(v) for k, v in value.items() if k not in ("elapsed_ms", "bank_ms", "arena_version", "timing")
+        }
+    if isinstance(value, list):
+        return [_normal_replay(v) for v in value]
+    return value
+
+
+def test_replay_examples_are_real_replay_data(games: dict[str, Any]) -> None:
+    from arena.replay import Replay, TurnRecord
+
+    blocks = [body for body, _, _, _ in _blocks("json", REPLAY_TEXT)]
+    assert len(blocks) == 2
+    whole, dummy_turns = (json.loads(b) for b in blocks)
+    msgspec.convert(whole, Replay)
+    msgspec.convert(dummy_turns, list[TurnRecord])
+
+    real = _normal_replay(json.loads(msgspec.json.encode(games["standard"][0].replay)))
+    doc = _normal_replay(whole)
+    assert doc.keys() == real.keys(), "the example shows every top-level field"
+    for key, value in doc.items():
+        if key in ("turns", "events", "rounds"):  # shortened, as the doc says
+            assert value and _is_subsequence(value, real[key]) and len(value) < len(real[key]), key
+        else:
+            assert value == real[key], key
+    real_dummy = _normal_replay(json.loads(msgspec.json.encode(games["dummy"][0].replay)))["turns"]
+    assert _is_subsequence(_normal_replay(dummy_turns), real_dummy)
+
+
+def test_the_replay_reader_of_the_doc_runs_on_a_real_replay(games: dict[str, Any], tmp_path: Path) -> None:
+    import subprocess
+
+    from arena.replay import write_replay
+
+    sources = [body for body, section, _, _ in _blocks("python", REPLAY_TEXT)]
+    assert len(sources) == 1
+    script = tmp_path / "read.py"
+    script.write_text(sources[0], encoding="utf-8")
+    for name in ("standard", "dummy"):
+        record = games[name][0]
+        path = tmp_path / f"{record.game_id}.json.gz"
+        write_replay(path, record.replay)
+        out = subprocess.run([sys.executable, str(script), str(path)], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert f"game {record.game_id}" in out.stdout
+        assert "round 3:" in out.stdout and "final:" in out.stdout
+        assert "round 1 turn 3, seat 0: illegal" in out.stdout

@@ -20,6 +20,7 @@ seat 0 plays chopsticks (an action with two cards) in round 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -58,13 +59,11 @@ def tee(transcript: Path, argv: list[str]) -> int:
                 record(direction, line)
                 dst.write(line)
                 dst.flush()
-        except (BrokenPipeError, OSError):
+        except OSError:  # a broken pipe: the other side is gone
             pass
         finally:
-            try:
+            with contextlib.suppress(OSError):
                 dst.close()
-            except OSError:
-                pass
 
     assert child.stdin is not None and child.stdout is not None
     to_bot = threading.Thread(target=pump, args=(sys.stdin.buffer, child.stdin, "referee->bot"), daemon=True)
