@@ -452,9 +452,13 @@ class _Referee:
         self.turn_s = time_settings.seconds(time_settings.turn_ms)
 
     # -- faults ----------------------------------------------------------------------
-    def fault(self, seat: _Seat, kind: str, message: str, *, round: int, turn: int) -> None:
+    def fault(self, seat: _Seat, kind: str, message: str, *, round: int, turn: int, strike: bool = True) -> None:
         seat.faults[kind] += 1
         self.replay.faults.append(FaultRecord(seat=seat.index, round=round, turn=turn, kind=kind, message=message))
+        if not strike:  # after the last turn: counted and reported, but the result stands
+            if seat.player is not None:
+                seat.player.needs_restart = True
+            return
         if kind == "crash":
             seat.autopilot = True
             if seat.player is not None:
@@ -687,13 +691,12 @@ class _Referee:
             try:
                 await player.request(msg, Ack, max(self.turn_s, self.ts.seconds(1000)))
             except BotFault as f:
-                self.fault(seat, f.kind, f"game_over: {f.message}", round=0, turn=0)
+                self.fault(seat, f.kind, f"game_over: {f.message}", round=0, turn=0, strike=False)
 
         async with trio.open_nursery() as nursery:
             for seat in self.seats:
                 if seat.player is not None and not seat.autopilot:
                     nursery.start_soon(tell, seat)
-        self.replay.result.autopilot = [s.autopilot for s in self.seats]
 
 
 def _action(
