@@ -101,6 +101,41 @@ def bench_engine_command(
     out.print("[dim]ratio = engine games/s ÷ plain-playout games/s, measured interleaved in this run.[/dim]")
 
 
+@bench_app.command("referee")
+def bench_referee_command(
+    seconds: Annotated[
+        float, typer.Option("--seconds", "-s", min=0.1, help="Seconds of measuring, shared by the referee and the raw baseline.")
+    ] = 2.0,
+    pin: Annotated[
+        bool, typer.Option("--pin/--no-pin", help="Run it all on one CPU, so that where the OS puts the bots cannot sway the baseline.")
+    ] = True,
+    json_output: JsonOption = False,
+) -> None:
+    """The referee's cost per 4-seat decision cycle with four instant C bots (needs `cc`)
+    vs the same bytes over plain blocking pipes."""
+    from arena.bench_referee import bench_referee
+
+    with err.status("benchmarking the referee…", spinner="dots") if err.is_terminal else nullcontext():
+        r = bench_referee(seconds, pin=pin)
+    if json_output:
+        print(json.dumps({"benchmark": "referee", "players": 4, **r.to_dict()}))
+        return
+    table = Table(title="Referee: 4-player games among four instant C bots", title_justify="left")
+    for col in ("", "games", "cycles", "games/s", "µs/cycle"):
+        table.add_column(col, justify="right")
+    table.add_row("referee", f"{r.games:,}", f"{r.cycles:,}", f"{r.games_per_s:,.0f}", f"{r.referee_us_per_cycle:.1f}")
+    raw_games_per_s = r.raw_games / r.raw_seconds
+    table.add_row("raw pipes", f"{r.raw_games:,}", f"{r.raw_cycles:,}", f"{raw_games_per_s:,.0f}", f"{r.raw_us_per_cycle:.1f}")
+    out.print(table)
+    out.print(f"overhead ratio: {r.overhead_ratio:.2f}", highlight=False)
+    out.print(
+        "[dim]cycle = four acts written, four replies read (plus each game's game_start and game_over, "
+        "spread over its 21 cycles); ratio = referee µs/cycle ÷ raw µs/cycle (the same bytes, "
+        f"blocking os.write/os.read, no decoding), measured interleaved in {r.slices} slices in this run"
+        + (f", everything on CPU {r.pinned_cpu}.[/dim]" if r.pinned_cpu is not None else ", CPUs not pinned.[/dim]")
+    )
+
+
 # -- playing games ------------------------------------------------------------------
 
 HelloMs = Annotated[int, typer.Option("--hello-ms", min=1, help="Start-up budget per bot (hello), ms.")]
