@@ -581,13 +581,25 @@ class _Referee:
             player = seat.player
             assert player is not None
             act = acts[seat.index]
-            deadline_s = self.turn_s + seat.bank_s
-            try:
-                sent = await player.send(act, deadline_s)
-                reply = await player.receive(act.id, Action, sent + deadline_s)
-                replies[seat.index] = (reply, trio.current_time() - sent)
-            except BotFault as f:
-                replies[seat.index] = f
+            budget = self.turn_s + seat.bank_s
+            written = False
+            # One cancel scope for the write and the read (each scope costs ~10 µs):
+            # its deadline moves to "written + budget" once the act is fully written.
+            with trio.CancelScope(deadline=trio.current_time() + budget) as scope:
+                try:
+                    sent = await player.send(act, math.inf)
+                    written = True
+                    scope.deadline = sent + budget
+                    reply = await player.receive(act.id, Action, math.inf)
+                    replies[seat.index] = (reply, trio.current_time() - sent)
+                except BotFault as f:
+                    replies[seat.index] = f
+            if scope.cancelled_caught:
+                if written:
+                    replies[seat.index] = BotFault("timeout", "no reply before the deadline")
+                else:
+                    player.needs_restart = True  # a partial message may have been written
+                    replies[seat.index] = BotFault("timeout", "the bot did not read its input in time (write timed out)")
 
         if len(asking) == 1:
             await ask(asking[0])
