@@ -49,7 +49,7 @@ PLAYERS = 4
 #: as in a real run.
 BENCH_TIME = TimeSettings(hello_ms=30_000, turn_ms=10_000, bank_ms=60_000)
 
-#: The instant bot's C source (also tests/bench_bots/instant.c; a test keeps them identical).
+#: The instant bot's C source: the one copy, compiled into a temporary folder at bench time.
 INSTANT_C = r"""/* instant: a protocol-v1 bot that answers every message at once, for `arena bench referee`.
  *
  *   instant [RECORD_FILE]
