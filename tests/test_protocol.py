@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import protocol
 from arena.engine import Card as EngineCard
-from arena.engine import GameConfig, apply_turn, events, legal_plays, new_game, observe
+from arena.engine import GameConfig, apply_turn, events, legal_plays, new_game
 from arena.engine import TableauCard as EngineTableauCard
 from protocol import (
     EVENT_TYPES,
@@ -447,29 +447,10 @@ CONFIGS.append(GameConfig(2, "dummy"))
 
 
 def act_for(state: Any, seat: int, request_id: int, news: list[dict[str, Any]]) -> Act:
-    """What a referee would send: the seat's observation, as an Act."""
-    obs = observe(state, seat)
-    view = msgspec.to_builtins(obs)
-    return Act(
-        id=request_id,
-        game_id="test",
-        seat=seat,
-        round=obs.round,
-        turn=obs.turn,
-        direction=obs.direction,  # type: ignore[arg-type]
-        time_ms=1000,
-        hand=msgspec.convert(view["hand"], list[Card]),
-        legal=[play_from_ids(ids, obs.dummy) for ids in obs.legal],
-        dummy=obs.dummy,
-        controller=obs.controller,
-        tableaus=msgspec.convert(view["tableaus"], list[list[TableauCard]]),
-        puddings=obs.puddings,
-        scores=obs.scores,
-        hand_sizes=obs.hand_sizes,
-        banks_ms=[0] * obs.seats,
-        last_action=None,
-        events=msgspec.convert(news, list[Event]),
-    )
+    """What a referee would send: the seat's observation, as an Act (built once, in test_sdk)."""
+    from test_sdk import act_message
+
+    return msgspec.structs.replace(act_message(state, seat, news, None), id=request_id)
 
 
 def play_engine_game(config: GameConfig, seed: int) -> tuple[Any, list[Act]]:
