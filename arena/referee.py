@@ -110,8 +110,22 @@ class PlayerPool:
         self.nursery = nursery
         self.players: list[Player] = []
 
-    def player(self, spec: BotSpec, *, version: str = "", content_hash: str = "", max_line_bytes: int = MAX_LINE_BYTES) -> Player:
-        p = Player(spec, self, version=version, content_hash=content_hash, max_line_bytes=max_line_bytes)
+    def player(
+        self,
+        spec: BotSpec,
+        *,
+        version: str = "",
+        content_hash: str = "",
+        max_line_bytes: int = MAX_LINE_BYTES,
+        untimed: bool = False,
+    ) -> Player:
+        """A :class:`Player` for ``spec``, owned by this pool. ``untimed=True`` makes it
+        never time out (hello, game_start, act, game_over), whatever a game's
+        :class:`TimeSettings` say: its bank is never charged and each ``act`` carries
+        ``time_ms`` 0 and ``banks_ms`` 0 for its seat, "no deadline" (e.g. a human seat)."""
+        p = Player(
+            spec, self, version=version, content_hash=content_hash, max_line_bytes=max_line_bytes, untimed=untimed
+        )
         self.players.append(p)
         return p
 
@@ -148,6 +162,7 @@ class Player:
         version: str = "",
         content_hash: str = "",
         max_line_bytes: int = MAX_LINE_BYTES,
+        untimed: bool = False,
     ) -> None:
         self.spec = spec
         self.pool = pool
@@ -155,6 +170,7 @@ class Player:
         self.version = version
         self.content_hash = content_hash
         self.max_line_bytes = max_line_bytes
+        self.untimed = untimed
         self.hello: HelloReply | None = None
         self.needs_restart = False
         self.starts = 0
@@ -196,7 +212,7 @@ class Player:
             ),
         )
         try:
-            reply, _ = await self.request(hello, HelloReply, time_settings.seconds(time_settings.hello_ms))
+            reply, _ = await self.request(hello, HelloReply, self.timeout_s(time_settings, time_settings.hello_ms))
         except BotFault as fault:
             await self.close()
             raise BotFault(fault.kind, f"hello: {fault.message}") from None
@@ -208,6 +224,10 @@ class Player:
             )
         self.hello = reply
         return reply
+
+    def timeout_s(self, time_settings: TimeSettings, nominal_ms: float) -> float:
+        """The real timeout of a request with a nominal budget: ``inf`` if untimed."""
+        return math.inf if self.untimed else time_settings.seconds(nominal_ms)
 
     def _take_id(self) -> int:
         i = self._next_id
@@ -374,7 +394,7 @@ async def play_game(
     gid = game_id or default_game_id(config, seed, players, time_settings)
     started = time.time()
     t0 = trio.current_time()
-    seats = [_Seat(i, p, time_settings.seconds(time_settings.bank_ms)) for i, p in enumerate(players)]
+    seats = [_Seat(i, p, p.timeout_s(time_settings, time_settings.bank_ms)) for i, p in enumerate(players)]
     if config.variant is Variant.DUMMY:
         seats.append(_Seat(2, None, 0.0))
     state = new_game(config, seed)
@@ -492,7 +512,7 @@ class _Referee:
         try:
             await player.start(self.ts)
             msg = self.game_start(seat)
-            await player.request(msg, Ready, self.ts.seconds(self.ts.hello_ms))
+            await player.request(msg, Ready, player.timeout_s(self.ts, self.ts.hello_ms))
         except BotFault as f:
             self.fault(seat, "crash" if f.kind == "crash" else f.kind, f"game_start: {f.message}", round=0, turn=0)
             if f.kind != "crash":
@@ -555,7 +575,8 @@ class _Referee:
             legal=legal,
             dummy=dummy,
             controller=obs.controller,
-            time_ms=0 if self.ts.no_timeout else self.ts.scaled_ms(self.ts.turn_ms) + bank_ms,
+            # An infinite bank means no deadline (--no-timeout, or an untimed player): 0.
+            time_ms=0 if not math.isfinite(seat.bank_s) else self.ts.scaled_ms(self.ts.turn_ms) + bank_ms,
         )
 
     async def play_turn(self) -> None:
@@ -701,7 +722,7 @@ class _Referee:
                 last_action=seat.last_action,
             )
             try:
-                await player.request(msg, Ack, max(self.turn_s, self.ts.seconds(1000)))
+                await player.request(msg, Ack, player.timeout_s(self.ts, max(self.ts.turn_ms, 1000)))
             except BotFault as f:
                 self.fault(seat, f.kind, f"game_over: {f.message}", round=0, turn=0, strike=False)
 

@@ -261,3 +261,34 @@ def test_stderr_flood_is_capped_and_never_blocks() -> None:
     record, _ = faulty_game("chatty")
     assert record.status == "complete"
     assert 0 < len(record.replay.stderr[1]) <= 20_000
+
+
+def test_an_untimed_player_never_times_out_whatever_the_time_settings(tmp_path: Path) -> None:
+    """PlayerPool.player(untimed=True), e.g. a human seat: no deadline at hello,
+    game_start, act or game_over, and its acts say so (time_ms 0)."""
+    # Real budgets of 1 ms (10 ms for game_over): a bot sleeping 20 ms before every reply
+    # misses each one when timed.
+    tight = TimeSettings(hello_ms=100, turn_ms=100, bank_ms=0, time_scale=0.01)
+    logs = [tmp_path / "timed.log", tmp_path / "untimed.log"]
+
+    async def main() -> GameRecord:
+        async with open_pool() as pool:
+            timed = pool.player(spec("--mode", "slow", "--sleep", "0.02", "--log", str(logs[0]), name="timed"))
+            untimed = pool.player(
+                spec("--mode", "slow", "--sleep", "0.02", "--log", str(logs[1]), name="untimed"), untimed=True
+            )
+            assert untimed.untimed and not timed.untimed
+            return await play_game([timed, untimed], GameConfig(2), 3, time_settings=tight)
+
+    record = trio.run(main)
+    assert record.status == "complete", record.void_reason
+    assert record.faults[0]["timeout"] == 1 and record.autopilot[0]  # the settings do bite
+    assert sum(record.faults[1].values()) == 0 and not record.autopilot[1], record.replay.faults
+    messages = [json.loads(line) for line in logs[1].read_text().splitlines()]
+    acts = [m for m in messages if m["type"] == "act"]
+    answered = [a for t in record.replay.turns for a in t.actions if a.seat == 1 and a.status == "ok"]
+    assert len(acts) == len(answered) > 0
+    assert all(a["time_ms"] == 0 and a["banks_ms"][1] == 0 for a in acts)
+    assert messages[-1]["type"] in {"game_over", "shutdown"}
+    assert any(m["type"] == "game_over" for m in messages)
+    verify_replay(record.replay)

@@ -19,6 +19,7 @@ and at the turn R.T of every game (default 1.2) misbehaves as MODE says:
   stale       answers twice: the second, extra answer arrives during the next act
   longline    sends a line longer than the cap
   chatty      writes 200 KB to stderr every turn
+  slow        sleeps --sleep seconds before every reply (hello, ready, action, ack)
 
 --log FILE appends every line received to FILE (for hidden-information checks).
 """
@@ -31,8 +32,12 @@ import random
 import sys
 import time
 
+SLOW = 0.0  # seconds to sleep before every reply (--mode slow)
+
 
 def send(obj: dict) -> None:
+    if SLOW:
+        time.sleep(SLOW)
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
 
@@ -45,6 +50,9 @@ def main() -> None:
     parser.add_argument("--sleep", type=float, default=1.5)
     parser.add_argument("--log", default=None)
     args = parser.parse_args()
+    if args.mode == "slow":
+        global SLOW
+        SLOW = args.sleep
     log = open(args.log, "a", encoding="utf-8") if args.log else None  # noqa: SIM115
     at_round, at_turn = (int(x) for x in args.at.split("."))
     rng = random.Random(0)
