@@ -1,0 +1,303 @@
+"""Which games a tournament plays: tables of bots, duplicate deals, seatings, and their order.
+
+Pure: no I/O, no clock, no global random. Everything is derived from the arguments, so the same
+call always returns the same list.
+
+A *table* is a set of ``players`` bots (kept sorted by name). A *duplicate set* is one seeded
+deal played at a table under several seatings — every rotation of the seats (``"rotations"``,
+``players`` games) or every permutation (``"all"``, ``players!`` games) — so that card luck and
+seat effects cancel within the set. A table is played as ``deals`` duplicate sets.
+
+The deal seed and the set id of a table's ``d``-th deal are hashed from the tournament seed, the
+table's bot names and ``d`` only. Adding a bot therefore leaves every existing table's games
+unchanged, which lets a results store reuse them: a later run plays only the new bot's games.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import random
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from arena.errors import ArenaError
+
+__all__ = [
+    "SEATINGS",
+    "ScheduleError",
+    "ScheduledGame",
+    "deal_seed",
+    "iter_schedule",
+    "make_schedule",
+    "set_id",
+]
+
+SEATINGS = ("rotations", "all")
+MIN_PLAYERS, MAX_PLAYERS = 2, 5
+
+
+class ScheduleError(ArenaError, ValueError):
+    """The tournament's settings cannot make a schedule; the message names the setting."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledGame:
+    """One game to play.
+
+    ``set_id`` names the duplicate set (one deal under several seatings): unique within a
+    schedule, and the same in every schedule with the same tournament seed, table and deal.
+    ``seed`` is the deal's 63-bit seed, shared by every game of the set. ``seats`` gives the bot
+    per seat; within a set the seatings come in a fixed order, the first one first.
+    """
+
+    set_id: str
+    table: tuple[str, ...]
+    deal: int
+    seed: int
+    seats: tuple[str, ...]
+
+
+def _digest(*parts: object) -> bytes:
+    # JSON of a list is an unambiguous encoding of names that may hold any character.
+    data = json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def deal_seed(seed: int, table: Sequence[str], deal: int) -> int:
+    """The 63-bit seed of ``table``'s ``deal``-th deal in a tournament seeded with ``seed``."""
+    return int.from_bytes(_digest("deal", seed, sorted(table), deal)[:8], "big") >> 1
+
+
+def set_id(seed: int, table: Sequence[str], deal: int) -> str:
+    """The id of ``table``'s ``deal``-th duplicate set: 16 hex digits."""
+    return _digest("set", seed, sorted(table), deal)[:8].hex()
+
+
+def _seatings(table: tuple[str, ...], seed: int, seatings: str) -> list[tuple[str, ...]]:
+    # The cyclic order of the first seating comes from the deal seed rather than the names, so
+    # that no bot always sits just after another one (passing direction matters) across tables.
+    base = sorted(table, key=lambda bot: _digest("seat", seed, bot))
+    if seatings == "all":
+        return list(itertools.permutations(base))
+    return [tuple(base[i:] + base[:i]) for i in range(len(base))]
+
+
+def _set_games(table: tuple[str, ...], deal: int, seed: int, seatings: str) -> Iterator[ScheduledGame]:
+    ds = deal_seed(seed, table, deal)
+    sid = set_id(seed, table, deal)
+    for seats in _seatings(table, ds, seatings):
+        yield ScheduledGame(set_id=sid, table=table, deal=deal, seed=ds, seats=seats)
+
+
+def _check(
+    bots: Sequence[str], players: int, deals: int, seatings: str, games: int | None, gauntlet: str | None
+) -> list[str]:
+    if isinstance(bots, str):
+        raise ScheduleError("bots must be a sequence of names, not one string")
+    names = list(bots)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise ScheduleError(f"bot names must be non-empty strings, got {name!r}")
+    dupes = sorted(name for name, count in Counter(names).items() if count > 1)
+    if dupes:
+        raise ScheduleError(f"duplicate bot names: {', '.join(dupes)}")
+    if isinstance(players, bool) or not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise ScheduleError(f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {players!r}")
+    if players > len(names):
+        raise ScheduleError(
+            f"players={players} needs at least {players} bots, but there are {len(names)}"
+        )
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
+        raise ScheduleError(f"deals must be at least 1, got {deals!r}")
+    if seatings not in SEATINGS:
+        raise ScheduleError(f"seatings must be one of {', '.join(SEATINGS)}, got {seatings!r}")
+    if games is not None and (isinstance(games, bool) or not isinstance(games, int) or games < 1):
+        raise ScheduleError(f"games must be a positive number, got {games!r}")
+    if gauntlet is not None and gauntlet not in names:
+        raise ScheduleError(f"gauntlet bot {gauntlet!r} is not among the bots: {', '.join(sorted(names))}")
+    return sorted(names)
+
+
+def games_per_set(players: int, seatings: str) -> int:
+    """How many games one duplicate set holds."""
+    return math.factorial(players) if seatings == "all" else players
+
+
+def iter_schedule(
+    bots: Sequence[str],
+    *,
+    players: int,
+    deals: int = 1,
+    seatings: str = "rotations",
+    games: int | None = None,
+    seed: int = 0,
+    gauntlet: str | None = None,
+) -> Iterator[ScheduledGame]:
+    """The games of :func:`make_schedule`, one at a time (arguments are checked at once).
+
+    Only the list of tables (or of chosen sets, when capped) is held in memory, not the games.
+    """
+    names = _check(bots, players, deals, seatings, games, gauntlet)
+    per_set = games_per_set(players, seatings)
+    if gauntlet is None:
+        tables = math.comb(len(names), players)
+    else:
+        tables = math.comb(len(names) - 1, players - 1)
+    total_sets = tables * deals
+    if games is not None and total_sets * per_set > games:
+        wanted = games // per_set
+        if wanted < 1:
+            raise ScheduleError(
+                f"games={games} is fewer than one duplicate set ({per_set} games with "
+                f"players={players} and seatings={seatings!r})"
+            )
+        return _capped(names, players, deals, seatings, wanted, seed, gauntlet)
+    return _full(names, players, deals, seatings, seed, gauntlet)
+
+
+def _full(
+    names: list[str], players: int, deals: int, seatings: str, seed: int, gauntlet: str | None
+) -> Iterator[ScheduledGame]:
+    if gauntlet is None:
+        tables = list(itertools.combinations(names, players))
+    else:
+        field = [n for n in names if n != gauntlet]
+        tables = [tuple(sorted((gauntlet, *rest))) for rest in itertools.combinations(field, players - 1)]
+    for deal in range(deals):
+        # Round d plays every table's d-th deal, tables in an order shuffled by their deal seeds,
+        # so a run cut short has played a fair sample; the order of two tables never depends on
+        # the other bots, so a ladder's old tables keep theirs.
+        for table in sorted(tables, key=lambda t: (deal_seed(seed, t, deal), t)):
+            yield from _set_games(table, deal, seed, seatings)
+
+
+def _capped(
+    names: list[str], players: int, deals: int, seatings: str, wanted: int, seed: int, gauntlet: str | None
+) -> Iterator[ScheduledGame]:
+    for table, deal in _balanced_sets(names, players, deals, wanted, seed, gauntlet):
+        yield from _set_games(table, deal, seed, seatings)
+
+
+def _balanced_sets(
+    names: list[str], players: int, deals: int, wanted: int, seed: int, gauntlet: str | None
+) -> list[tuple[tuple[str, ...], int]]:
+    """Choose ``wanted`` (table, deal) duplicate sets so that pairs meet about equally often.
+
+    A greedy design, built one set at a time: the table's first bot is one of those that have
+    played the fewest sets (the gauntlet bot, if any, always); each further bot is the one that
+    has met the bots already chosen the fewest times in total, then the one with the fewest
+    sets. Remaining ties are broken by a random order seeded from ``seed`` (a private generator).
+    A table may be chosen at most ``deals`` times; its n-th choice plays its deal n-1, so the
+    first sets are the same deals an uncapped tournament would play. Every prefix of the
+    result is itself about balanced, so the order is also the playing order.
+    """
+    rng = random.Random(int.from_bytes(_digest("capped", seed, names, players, gauntlet)[:8], "big"))
+    index = {n: i for i, n in enumerate(names)}
+    n = len(names)
+    played = [0] * n
+    met = [[0] * n for _ in range(n)]
+    uses: dict[tuple[int, ...], int] = {}
+    chosen: list[tuple[tuple[str, ...], int]] = []
+    for _ in range(wanted):
+        tie = [rng.random() for _ in range(n)]
+        if gauntlet is not None:
+            members = [index[gauntlet]]
+        else:
+            members = [min(range(n), key=lambda b: (played[b], tie[b]))]
+        while len(members) < players:
+            last = len(members) == players - 1
+            best: tuple[tuple[int, int, float], int] | None = None
+            for b in range(n):
+                if b in members:
+                    continue
+                if last and uses.get(tuple(sorted((*members, b))), 0) >= deals:
+                    continue  # that table has played all its deals
+                key = (sum(met[b][m] for m in members), played[b], tie[b])
+                if best is None or key < best[0]:
+                    best = (key, b)
+            if best is None:
+                break
+            members.append(best[1])
+        if len(members) < players:
+            members = _least_met_open_table(n, players, deals, met, played, uses, tie, gauntlet, index)
+        table = tuple(sorted(members))
+        deal = uses.get(table, 0)
+        uses[table] = deal + 1
+        for a in table:
+            played[a] += 1
+            for b in table:
+                if a != b:
+                    met[a][b] += 1
+        chosen.append((tuple(names[i] for i in table), deal))
+    return chosen
+
+
+def _least_met_open_table(
+    n: int,
+    players: int,
+    deals: int,
+    met: list[list[int]],
+    played: list[int],
+    uses: dict[tuple[int, ...], int],
+    tie: list[float],
+    gauntlet: str | None,
+    index: dict[str, int],
+) -> list[int]:
+    """The fallback when the greedy build closes only full tables: the best open table overall.
+
+    Reached only when a large share of all sets is wanted (then most tables are open anyway).
+    """
+    g = None if gauntlet is None else index[gauntlet]
+    best: tuple[tuple[int, int, float], tuple[int, ...]] | None = None
+    for table in itertools.combinations(range(n), players):
+        if (g is not None and g not in table) or uses.get(table, 0) >= deals:
+            continue
+        key = (
+            sum(met[a][b] for a, b in itertools.combinations(table, 2)),
+            sum(played[a] for a in table),
+            sum(tie[a] for a in table),
+        )
+        if best is None or key < best[0]:
+            best = (key, table)
+    assert best is not None, "a capped schedule wants fewer sets than exist"
+    return list(best[1])
+
+
+def make_schedule(
+    bots: Sequence[str],
+    *,
+    players: int,
+    deals: int = 1,
+    seatings: str = "rotations",
+    games: int | None = None,
+    seed: int = 0,
+    gauntlet: str | None = None,
+) -> list[ScheduledGame]:
+    """Every game of a tournament among ``bots``, in the order to play them.
+
+    - Tables: every ``players``-subset of the bots (with ``gauntlet=BOT``, only those holding
+      that bot). Each table is played as ``deals`` duplicate sets; a set is one deal played under
+      every rotation of the seats (``seatings="rotations"``: ``players`` games) or every
+      permutation (``seatings="all"``: ``players!`` games). The seats' cyclic order of a set's
+      first seating is drawn from its deal seed.
+    - ``games=N`` caps the total. If the full design (tables x deals x seatings) holds more than
+      N games, ``N // games-per-set`` whole duplicate sets are chosen instead by a greedy balanced
+      design (see :func:`_balanced_sets`): every pair of bots meets about equally often and every
+      bot plays about equally often, deterministically from ``seed``.
+    - Order: a set's games are consecutive. Uncapped, round d plays every table's d-th deal,
+      tables shuffled by deal seed; capped, sets come in the order the design chose them. Either
+      way a run cut short has played a fair sample.
+
+    Raises :class:`ScheduleError` (a ``ValueError``) for duplicate or empty names, ``players``
+    outside 2..5 or above the number of bots, ``deals < 1``, an unknown ``seatings``, a cap below
+    one set, or a gauntlet bot that is not among the bots.
+    """
+    return list(
+        iter_schedule(
+            bots, players=players, deals=deals, seatings=seatings, games=games, seed=seed, gauntlet=gauntlet
+        )
+    )
