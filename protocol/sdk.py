@@ -188,8 +188,11 @@ class GameMemory:
                 returned = {p.seat: p.chopsticks_returned for p in event.plays if p.chopsticks_returned is not None}
                 for packet in self._packets:
                     if packet.holder in returned:
-                        card_id = returned[packet.holder]
+                        card_id = returned.pop(packet.holder)
                         packet.cards[card_id] = Card(id=card_id, card="chopsticks")
+                # ...also a hand we never held: from now on we know that card is in it.
+                for holder, card_id in returned.items():
+                    self._packets.append(_Packet(holder, [Card(id=card_id, card="chopsticks")]))
                 # Then every hand moves on (R6); in the dummy variant the two players swap.
                 step = self._direction(event.round, fallback)
                 players = self._players(act)
@@ -356,7 +359,8 @@ class View:
 
     def known_hands(self) -> dict[int, list[Card]]:
         """seat -> the cards you know are in that seat's hand now: what is left of the
-        hands you held this round, followed as they passed (legal card counting)."""
+        hands you held this round, followed as they passed, and the chopsticks you saw
+        returned into a hand (legal card counting)."""
         return self.memory.known_hands(self.act.seat)
 
     def unseen_counts(self) -> dict[str, int]:

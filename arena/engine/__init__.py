@@ -11,6 +11,7 @@ and the plays applied to it. Typical use::
 """
 
 from .cards import DECK_COUNTS, DECK_SIZE, HAND_SIZE, KIND_INDEX, KINDS, deck_composition
+from .determinize import SeatView, determinize
 from .errors import IllegalPlayError, InvalidPlayError, PlayError
 from .game import (
     LEFT,
@@ -48,11 +49,13 @@ __all__ = [
     "Observation",
     "Play",
     "PlayError",
+    "SeatView",
     "TableauCard",
     "Variant",
     "apply_turn",
     "check_play",
     "deck_composition",
+    "determinize",
     "events",
     "legal_plays",
     "maki_points",
