@@ -1,0 +1,140 @@
+"""The results store: games recorded once, void games replaced, foreign files refused."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from arena.store import DB_NAME, SCHEMA_VERSION, NewGame, StoreError, open_store, replay_relpath
+
+
+def _game(gid: str, bot_ids: list[int], *, status: str = "complete", points: list[int] | None = None) -> NewGame:
+    n = len(bot_ids)
+    pts = points or list(range(10, 10 + n))
+    ranks = [sorted(pts, reverse=True).index(p) + 1 for p in pts]
+    return NewGame(
+        id=gid,
+        status=status,
+        set_id="set-" + gid[:2],
+        seed=7,
+        players=n,
+        variant="standard",
+        rules="sushigo-rules/1.0",
+        time_settings={"turn_ms": 1000},
+        duration_s=0.25,
+        replay=replay_relpath(gid),
+        bot_ids=bot_ids,
+        points=pts,
+        puddings=[0] * n,
+        ranks=ranks,
+        autopilot=[False] * n,
+        faults=[{"timeout": 1} if i == 0 else {} for i in range(n)],
+        mean_ms=[1.5] * n,
+        max_ms=[3.0] * n,
+        void_reason="OSError: boom" if status == "void" else "",
+    )
+
+
+def test_a_game_is_recorded_once_and_found_by_bot_and_tournament(tmp_path: Path) -> None:
+    with open_store(tmp_path) as store:
+        a = store.bot("alpha", "1", "a" * 16, "bots/alpha")
+        b = store.bot("beta", "", "b" * 16, "bots/beta")
+        assert store.bot("alpha", "1", "a" * 16, "bots/alpha") == a  # same name + hash: same row
+        store.tournament("t1", 2, "standard", {"seed": 0})
+        assert store.add_game(_game("g1", [a.id, b.id]), "t1") is True
+        assert store.add_game(_game("g1", [a.id, b.id], points=[1, 2]), "t1") is False  # never twice
+        assert store.count_games("t1") == 1
+        [g] = store.games("t1")
+        assert [s.bot.name for s in g.seats] == ["alpha", "beta"]
+        assert [s.points for s in g.seats] == [10, 11]  # the first record stands
+        assert g.seats[0].faults == {"timeout": 1}
+        assert store.games(bot="beta") == [g]
+        assert store.games(bot="beta@" + "b" * 8) == [g]
+        assert store.games(bot="gamma") == []
+
+
+def test_a_new_content_hash_is_a_new_bot_version(tmp_path: Path) -> None:
+    with open_store(tmp_path) as store:
+        v1 = store.bot("alpha", "1", "1" * 16, "p")
+        v2 = store.bot("alpha", "1", "2" * 16, "p")
+        assert v1.id != v2.id
+        assert v1.key != v2.key
+
+
+def test_a_void_game_is_kept_for_the_record_then_replaced_by_the_replayed_game(tmp_path: Path) -> None:
+    with open_store(tmp_path) as store:
+        a = store.bot("alpha", "1", "a" * 16, "p")
+        b = store.bot("beta", "1", "b" * 16, "p")
+        store.tournament("t", 2, "standard", {})
+        store.add_game(_game("g1", [a.id, b.id], status="void"), "t")
+        assert store.completed_ids(["g1"]) == set()
+        assert [g.status for g in store.games("t", status=None)] == ["void"]
+        assert store.add_game(_game("g1", [a.id, b.id]), "t") is True
+        assert store.completed_ids(["g1", "nope"]) == {"g1"}
+        assert [g.status for g in store.games("t", status=None)] == ["complete"]
+
+
+def test_linking_reuses_a_game_in_another_tournament(tmp_path: Path) -> None:
+    with open_store(tmp_path) as store:
+        a = store.bot("alpha", "1", "a" * 16, "p")
+        b = store.bot("beta", "1", "b" * 16, "p")
+        store.tournament("t1", 2, "standard", {})
+        store.tournament("t2", 2, "standard", {})
+        store.add_game(_game("g1", [a.id, b.id]), "t1")
+        store.link_games("t2", ["g1"])
+        assert store.count_games("t2") == 1
+        assert store.count_games() == 1
+
+
+def test_reopening_keeps_everything(tmp_path: Path) -> None:
+    with open_store(tmp_path) as store:
+        a = store.bot("alpha", "1", "a" * 16, "p")
+        store.tournament("t1", 2, "standard", {"seed": 3})
+        store.add_game(_game("g1", [a.id, a.id]), "t1")
+        store.set_entrants("t1", [a], [("broken", "bots/broken", "build failed")])
+    with open_store(tmp_path, create=False) as store:
+        assert store.count_games("t1") == 1
+        assert store.get_tournament("t1").config == {"seed": 3}
+        assert store.skipped("t1") == [{"bot": "broken", "path": "bots/broken", "reason": "build failed"}]
+
+
+def test_a_file_that_is_not_a_database_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    db = tmp_path / DB_NAME
+    db.write_text("my thesis, do not delete\n")
+    with pytest.raises(StoreError, match=r"arena\.db: not an SQLite database"):
+        open_store(tmp_path)
+    assert db.read_text() == "my thesis, do not delete\n"
+
+
+def test_another_applications_database_is_refused(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    conn.execute("CREATE TABLE customers (id INTEGER)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="not an arena results database"):
+        open_store(tmp_path)
+
+
+def test_a_database_from_a_newer_arena_is_refused(tmp_path: Path) -> None:
+    with open_store(tmp_path) as store:
+        store._conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    with pytest.raises(StoreError, match="newer arena"):
+        open_store(tmp_path)
+
+
+def test_no_database_without_create_names_the_folder(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no results database here"):
+        open_store(tmp_path / "nothing", create=False)
+    assert not (tmp_path / "nothing").exists()
+
+
+def test_a_game_with_ragged_seats_is_refused(tmp_path: Path) -> None:
+    with open_store(tmp_path) as store:
+        a = store.bot("alpha", "1", "a" * 16, "p")
+        g = _game("g1", [a.id, a.id])
+        bad = NewGame(**{**{f: getattr(g, f) for f in g.__dataclass_fields__}, "points": [1]})
+        with pytest.raises(ValueError, match="points has 1 entries for 2 seats"):
+            store.add_game(bad)
+        assert store.count_games() == 0
