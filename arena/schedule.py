@@ -86,7 +86,9 @@ def _seatings(table: tuple[str, ...], seed: int, seatings: str) -> list[tuple[st
     return [tuple(base[i:] + base[:i]) for i in range(len(base))]
 
 
-def _set_games(table: tuple[str, ...], deal: int, seed: int, seatings: str) -> Iterator[ScheduledGame]:
+def _set_games(
+    table: tuple[str, ...], deal: int, seed: int, seatings: str
+) -> Iterator[ScheduledGame]:
     ds = deal_seed(seed, table, deal)
     sid = set_id(seed, table, deal)
     for seats in _seatings(table, ds, seatings):
@@ -94,7 +96,12 @@ def _set_games(table: tuple[str, ...], deal: int, seed: int, seatings: str) -> I
 
 
 def _check(
-    bots: Sequence[str], players: int, deals: int, seatings: str, games: int | None, gauntlet: str | None
+    bots: Sequence[str],
+    players: int,
+    deals: int,
+    seatings: str,
+    games: int | None,
+    gauntlet: str | None,
 ) -> list[str]:
     if isinstance(bots, str):
         raise ScheduleError("bots must be a sequence of names, not one string")
@@ -105,7 +112,11 @@ def _check(
     dupes = sorted(name for name, count in Counter(names).items() if count > 1)
     if dupes:
         raise ScheduleError(f"duplicate bot names: {', '.join(dupes)}")
-    if isinstance(players, bool) or not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+    if (
+        isinstance(players, bool)
+        or not isinstance(players, int)
+        or not MIN_PLAYERS <= players <= MAX_PLAYERS
+    ):
         raise ScheduleError(f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {players!r}")
     if players > len(names):
         raise ScheduleError(
@@ -118,7 +129,9 @@ def _check(
     if games is not None and (isinstance(games, bool) or not isinstance(games, int) or games < 1):
         raise ScheduleError(f"games must be a positive number, got {games!r}")
     if gauntlet is not None and gauntlet not in names:
-        raise ScheduleError(f"gauntlet bot {gauntlet!r} is not among the bots: {', '.join(sorted(names))}")
+        raise ScheduleError(
+            f"gauntlet bot {gauntlet!r} is not among the bots: {', '.join(sorted(names))}"
+        )
     return sorted(names)
 
 
@@ -166,7 +179,9 @@ def _full(
         tables = list(itertools.combinations(names, players))
     else:
         field = [n for n in names if n != gauntlet]
-        tables = [tuple(sorted((gauntlet, *rest))) for rest in itertools.combinations(field, players - 1)]
+        tables = [
+            tuple(sorted((gauntlet, *rest))) for rest in itertools.combinations(field, players - 1)
+        ]
     for deal in range(deals):
         # Round d plays every table's d-th deal, tables in an order shuffled by their deal seeds,
         # so a run cut short has played a fair sample; the order of two tables never depends on
@@ -176,7 +191,13 @@ def _full(
 
 
 def _capped(
-    names: list[str], players: int, deals: int, seatings: str, wanted: int, seed: int, gauntlet: str | None
+    names: list[str],
+    players: int,
+    deals: int,
+    seatings: str,
+    wanted: int,
+    seed: int,
+    gauntlet: str | None,
 ) -> Iterator[ScheduledGame]:
     for table, deal in _balanced_sets(names, players, deals, wanted, seed, gauntlet):
         yield from _set_games(table, deal, seed, seatings)
@@ -195,7 +216,9 @@ def _balanced_sets(
     first sets are the same deals an uncapped tournament would play. Every prefix of the
     result is itself about balanced, so the order is also the playing order.
     """
-    rng = random.Random(int.from_bytes(_digest("capped", seed, names, players, gauntlet)[:8], "big"))
+    rng = random.Random(
+        int.from_bytes(_digest("capped", seed, names, players, gauntlet)[:8], "big")
+    )
     index = {n: i for i, n in enumerate(names)}
     n = len(names)
     played = [0] * n
@@ -223,7 +246,9 @@ def _balanced_sets(
                 break
             members.append(best[1])
         if len(members) < players:
-            members = _least_met_open_table(n, players, deals, met, played, uses, tie, gauntlet, index)
+            members = _least_met_open_table(
+                n, players, deals, met, played, uses, tie, gauntlet, index
+            )
         table = tuple(sorted(members))
         deal = uses.get(table, 0)
         uses[table] = deal + 1
@@ -298,6 +323,12 @@ def make_schedule(
     """
     return list(
         iter_schedule(
-            bots, players=players, deals=deals, seatings=seatings, games=games, seed=seed, gauntlet=gauntlet
+            bots,
+            players=players,
+            deals=deals,
+            seatings=seatings,
+            games=games,
+            seed=seed,
+            gauntlet=gauntlet,
         )
     )

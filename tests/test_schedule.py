@@ -178,7 +178,9 @@ def test_gauntlet_plays_only_that_bots_tables() -> None:
     schedule = make_schedule(BOTS, players=3, gauntlet="bot2", deals=2)
     assert len(schedule) == math.comb(5, 2) * 3 * 2
     assert all("bot2" in g.seats for g in schedule)
-    assert {g.table for g in schedule} == {t for t in itertools.combinations(BOTS, 3) if "bot2" in t}
+    assert {g.table for g in schedule} == {
+        t for t in itertools.combinations(BOTS, 3) if "bot2" in t
+    }
     # A gauntlet's games are the same games as the round robin's.
     assert set(schedule) <= set(make_schedule(BOTS, players=3, deals=2))
 

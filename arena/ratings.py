@@ -1,0 +1,497 @@
+"""Ratings from game results: a joint Elo fit with bootstrap intervals, per-bot statistics.
+
+Pure: standard library only, no I/O, no clock, no global random.
+
+The method, as BayesElo and Ordo do it, does not depend on the order of the games:
+
+- Every game is broken into all pairs of seats held by different bots. The better-ranked seat
+  of a pair wins it; a shared place is a draw, counted as half a win each. A seat that ended the
+  game on autopilot loses to every seat that did not, whatever the ranks say (the referee ranks
+  them so already); two autopilot seats are compared by rank like any others.
+- One Bradley-Terry model is fitted to all pairs at once on the Elo scale: bot ``a`` beats bot
+  ``b`` with probability ``1 / (1 + 10 ** ((elo_b - elo_a) / 400))``, i.e. 400/ln 10 Elo per
+  logit. The fit maximises the likelihood times a weak Gaussian prior on every rating (sd
+  ``prior_sd``, 600 Elo by default), by Newton's method on the aggregated pair matrix. The prior
+  keeps a bot that won or lost everything finite and barely moves anyone else.
+- The pool's mean is ``mean`` (1500); with ``anchor=(BOT, ELO)`` every rating is shifted so that
+  BOT has ELO instead (differences are unchanged).
+- Intervals: the pairs of one game, and the games of one duplicate set, are correlated, so the
+  curvature of the likelihood would understate the uncertainty. :func:`rate` resamples whole
+  duplicate sets with replacement instead, refits each resample, and reports percentiles.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from arena.errors import ArenaError
+
+__all__ = [
+    "ELO_PER_LOGIT",
+    "BotStats",
+    "GameResult",
+    "LeaderRow",
+    "Rating",
+    "RatingError",
+    "bot_stats",
+    "fit_elo",
+    "head_to_head",
+    "leaderboard",
+    "pair_scores",
+    "rate",
+]
+
+ELO_PER_LOGIT = 400.0 / math.log(10.0)
+
+
+class RatingError(ArenaError, ValueError):
+    """Results that cannot be rated as asked; the message names the game or bot at fault."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """One finished game, as the ratings see it.
+
+    ``seats`` holds the bot key per seat (a two-player dummy variant's dummy seat is left out);
+    ``ranks`` 1 = best, shared places share a number; ``autopilot`` (optional) marks the seats
+    that ended the game on autopilot; ``faults`` (optional) maps fault kind to count per seat.
+    """
+
+    game_id: str
+    set_id: str
+    seats: tuple[str, ...]
+    ranks: tuple[int, ...]
+    points: tuple[int, ...]
+    autopilot: tuple[bool, ...] = ()
+    faults: tuple[Mapping[str, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        n = len(self.seats)
+        if len(self.ranks) != n or len(self.points) != n:
+            raise RatingError(
+                f"game {self.game_id}: {n} seats but {len(self.ranks)} ranks and {len(self.points)} points"
+            )
+        if self.autopilot and len(self.autopilot) != n:
+            raise RatingError(
+                f"game {self.game_id}: {n} seats but {len(self.autopilot)} autopilot flags"
+            )
+        if self.faults and len(self.faults) != n:
+            raise RatingError(f"game {self.game_id}: {n} seats but {len(self.faults)} fault counts")
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    """An Elo rating and its bootstrap interval (``low``/``high`` are NaN without a bootstrap)."""
+
+    elo: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True, slots=True)
+class BotStats:
+    """Per-bot figures. ``games`` counts seats played (a bot in two seats of a game plays two).
+
+    ``wins``: a seat ranked 1 wins; a first place shared by k seats is 1/k of a win.
+    ``points_vs_table``: the mean, over the duplicate sets the bot played, of its mean points in
+    the set minus the mean points of all seats in that set (0 = as good as its tables).
+    """
+
+    games: int
+    wins: float
+    win_share: float
+    mean_points: float
+    mean_rank: float
+    points_vs_table: float
+    faults: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderRow:
+    """One line of the leaderboard: rank by Elo, the rating, and the bot's :class:`BotStats`."""
+
+    rank: int
+    bot: str
+    elo: float
+    low: float
+    high: float
+    games: int
+    wins: float
+    win_share: float
+    mean_points: float
+    mean_rank: float
+    points_vs_table: float
+    faults: dict[str, int]
+
+
+# --- pairs -------------------------------------------------------------------------------------
+
+
+def pair_scores(game: GameResult) -> list[tuple[str, str, float]]:
+    """The game as pairs of seats held by different bots: ``(a, b, a's score)``, 1, 0.5 or 0.
+
+    Seats ``i < j`` give ``(seats[i], seats[j], ...)``. A seat on autopilot loses to one that is
+    not; otherwise the lower rank wins and equal ranks draw.
+    """
+    seats, ranks, auto = game.seats, game.ranks, game.autopilot
+    out = []
+    for i in range(len(seats)):
+        for j in range(i + 1, len(seats)):
+            if seats[i] == seats[j]:
+                continue  # self-play says nothing about the bot's strength
+            if auto and auto[i] != auto[j]:
+                score = 0.0 if auto[i] else 1.0
+            elif ranks[i] < ranks[j]:
+                score = 1.0
+            elif ranks[i] > ranks[j]:
+                score = 0.0
+            else:
+                score = 0.5
+            out.append((seats[i], seats[j], score))
+    return out
+
+
+class _PairData:
+    """Games reduced to win counts per pair of bots, per duplicate set and in total.
+
+    Bots are numbered in name order and sets in set-id order, so nothing depends on the order of
+    the games. Scores are multiples of one half, so the float sums are exact.
+    """
+
+    def __init__(self, games: Iterable[GameResult]) -> None:
+        per_set: dict[str, dict[tuple[str, str], list[float]]] = defaultdict(dict)
+        bots: set[str] = set()
+        for game in games:
+            bots.update(game.seats)
+            cell = per_set[game.set_id]
+            for a, b, score in pair_scores(game):
+                if a > b:
+                    a, b, score = b, a, 1.0 - score
+                wins = cell.get((a, b))
+                if wins is None:
+                    cell[(a, b)] = [score, 1.0 - score]
+                else:
+                    wins[0] += score
+                    wins[1] += 1.0 - score
+        self.bots = sorted(bots)
+        index = {bot: i for i, bot in enumerate(self.bots)}
+        pair_index: dict[tuple[int, int], int] = {}
+        # Each set: the pair numbers it touches and the wins of the lower- and higher-numbered bot.
+        self.sets: list[tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...]]] = []
+        for sid in sorted(per_set):
+            keys, first, second = [], [], []
+            for (a, b), (wa, wb) in sorted(per_set[sid].items()):
+                pair = (index[a], index[b])
+                keys.append(pair_index.setdefault(pair, len(pair_index)))
+                first.append(wa)
+                second.append(wb)
+            self.sets.append((tuple(keys), tuple(first), tuple(second)))
+        self.pairs = list(pair_index)  # pair number -> (i, j), i < j
+        self.wins_i, self.wins_j = self.aggregate(Counter(range(len(self.sets))))
+
+    def aggregate(self, counts: Mapping[int, int]) -> tuple[list[float], list[float]]:
+        """Total wins per pair over the sets, each taken ``counts[set]`` times."""
+        wi = [0.0] * len(self.pairs)
+        wj = [0.0] * len(self.pairs)
+        sets = self.sets
+        for s, c in counts.items():
+            keys, first, second = sets[s]
+            for k, a, b in zip(keys, first, second, strict=True):
+                wi[k] += c * a
+                wj[k] += c * b
+        return wi, wj
+
+
+# --- the fit -----------------------------------------------------------------------------------
+
+
+def _log_sigmoid(x: float) -> float:
+    return -math.log1p(math.exp(-x)) if x >= 0 else x - math.log1p(math.exp(x))
+
+
+def _objective(r, pairs, wi, wj, precision) -> float:
+    total = -0.5 * precision * sum(x * x for x in r)
+    for (i, j), a, b in zip(pairs, wi, wj, strict=True):
+        d = r[i] - r[j]
+        total += a * _log_sigmoid(d) + b * _log_sigmoid(-d)
+    return total
+
+
+def _solve_spd(a: list[list[float]], g: list[float]) -> list[float]:
+    """Solve ``a x = g`` for a symmetric positive definite ``a`` (Cholesky; ``a`` is overwritten)."""
+    n = len(g)
+    for k in range(n):
+        row_k = a[k]
+        pivot = math.sqrt(row_k[k] - sum(v * v for v in row_k[:k]))
+        row_k[k] = pivot
+        for i in range(k + 1, n):
+            row_i = a[i]
+            row_i[k] = (
+                row_i[k] - sum(x * y for x, y in zip(row_i[:k], row_k[:k], strict=True))
+            ) / pivot
+    y = [0.0] * n
+    for i in range(n):
+        row = a[i]
+        y[i] = (g[i] - sum(row[m] * y[m] for m in range(i))) / row[i]
+    x = [0.0] * n
+    for i in reversed(range(n)):
+        x[i] = (y[i] - sum(a[m][i] * x[m] for m in range(i + 1, n))) / a[i][i]
+    return x
+
+
+def _newton(
+    n: int,
+    pairs: list[tuple[int, int]],
+    wi: list[float],
+    wj: list[float],
+    precision: float,
+    start: list[float] | None = None,
+    tolerance: float = 1e-10,
+) -> list[float]:
+    """Maximise the penalised Bradley-Terry log-likelihood; ratings in logits, mean zero.
+
+    The objective is strictly concave (the prior adds ``precision`` to the diagonal of the
+    negated Hessian), so damped Newton converges from any start; it takes a handful of steps.
+    """
+    r = [0.0] * n if start is None else list(start)
+    current = _objective(r, pairs, wi, wj, precision)
+    for _ in range(200):
+        grad = [-precision * x for x in r]
+        hess = [[0.0] * n for _ in range(n)]
+        for row_index in range(n):
+            hess[row_index][row_index] = precision
+        for (i, j), a, b in zip(pairs, wi, wj, strict=True):
+            d = r[i] - r[j]
+            p = 1.0 / (1.0 + math.exp(-d)) if d >= -700 else 0.0
+            total = a + b
+            residual = a - total * p
+            grad[i] += residual
+            grad[j] -= residual
+            h = total * p * (1.0 - p)
+            hess[i][i] += h
+            hess[j][j] += h
+            hess[i][j] -= h
+            hess[j][i] -= h
+        step = _solve_spd(hess, grad)
+        t = 1.0
+        while True:
+            trial = [x + t * s for x, s in zip(r, step, strict=True)]
+            value = _objective(trial, pairs, wi, wj, precision)
+            if value >= current - 1e-12 * (1.0 + abs(current)) or t < 1e-9:
+                break
+            t *= 0.5
+        r, current = trial, value
+        if max((abs(t * s) for s in step), default=0.0) < tolerance:
+            break
+    return r
+
+
+def _to_elo(
+    r: list[float], bots: list[str], mean: float, anchor: tuple[str, float] | None
+) -> dict[str, float]:
+    if r:
+        centre = sum(r) / len(r)  # zero up to rounding: the prior centres the fit
+        elos = [mean + (x - centre) * ELO_PER_LOGIT for x in r]
+    else:
+        elos = []
+    if anchor is not None:
+        shift = anchor[1] - elos[bots.index(anchor[0])]
+        elos = [e + shift for e in elos]
+    return dict(zip(bots, elos, strict=True))
+
+
+def _check_options(prior_sd: float, anchor: tuple[str, float] | None, bots: list[str]) -> float:
+    if not (isinstance(prior_sd, int | float) and math.isfinite(prior_sd) and prior_sd > 0):
+        raise RatingError(f"prior_sd must be a positive number of Elo, got {prior_sd!r}")
+    if anchor is not None:
+        bot, elo = anchor
+        if bot not in bots:
+            known = ", ".join(bots) if bots else "none"
+            raise RatingError(f"anchor bot {bot!r} has no rated games (rated bots: {known})")
+        if not math.isfinite(elo):
+            raise RatingError(f"anchor Elo must be a finite number, got {elo!r}")
+    return (ELO_PER_LOGIT / prior_sd) ** 2  # the prior's precision in logits
+
+
+def fit_elo(
+    games: Iterable[GameResult],
+    *,
+    prior_sd: float = 600.0,
+    mean: float = 1500.0,
+    anchor: tuple[str, float] | None = None,
+) -> dict[str, float]:
+    """The joint Elo fit (see the module docstring) of every bot seated in ``games``.
+
+    The result does not depend on the order of the games. Raises :class:`RatingError` for an
+    anchor bot without games or a non-positive ``prior_sd``.
+    """
+    data = _PairData(games)
+    precision = _check_options(prior_sd, anchor, data.bots)
+    r = _newton(len(data.bots), data.pairs, data.wins_i, data.wins_j, precision)
+    return _to_elo(r, data.bots, mean, anchor)
+
+
+def _quantile(sorted_values: list[float], q: float) -> float:
+    position = q * (len(sorted_values) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    frac = position - low
+    return sorted_values[low] * (1.0 - frac) + sorted_values[high] * frac
+
+
+def rate(
+    games: Sequence[GameResult] | Iterable[GameResult],
+    *,
+    bootstrap: int = 200,
+    level: float = 0.95,
+    seed: int = 0,
+    anchor: tuple[str, float] | None = None,
+    prior_sd: float = 600.0,
+    mean: float = 1500.0,
+) -> dict[str, Rating]:
+    """Elo ratings (:func:`fit_elo`) with ``level`` intervals from ``bootstrap`` resamples.
+
+    Each resample draws as many duplicate sets (by ``set_id``) as there are, with replacement,
+    from a private generator seeded with ``seed``, and refits; the interval is the central
+    ``level`` share of the resampled ratings (percentiles, linearly interpolated). Deterministic,
+    and independent of the order of the games. ``bootstrap=0`` skips it: ``low`` and ``high``
+    are NaN. With an anchor, every resample is anchored too, so the anchor's interval is empty
+    and the others' are relative to it.
+    """
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+        raise RatingError(f"bootstrap must be a whole number >= 0, got {bootstrap!r}")
+    if not 0.0 < level < 1.0:
+        raise RatingError(f"level must be between 0 and 1, got {level!r}")
+    data = _PairData(games)
+    precision = _check_options(prior_sd, anchor, data.bots)
+    n = len(data.bots)
+    best = _newton(n, data.pairs, data.wins_i, data.wins_j, precision)
+    elos = _to_elo(best, data.bots, mean, anchor)
+    if bootstrap == 0 or not data.sets:
+        return {bot: Rating(elo, math.nan, math.nan) for bot, elo in elos.items()}
+    rng = random.Random(seed)
+    m = len(data.sets)
+    samples: dict[str, list[float]] = {bot: [] for bot in data.bots}
+    for _ in range(bootstrap):
+        counts = Counter(rng.choices(range(m), k=m))
+        wi, wj = data.aggregate(counts)
+        r = _newton(n, data.pairs, wi, wj, precision, start=best)
+        for bot, elo in _to_elo(r, data.bots, mean, anchor).items():
+            samples[bot].append(elo)
+    tail = (1.0 - level) / 2.0
+    ratings = {}
+    for bot, elo in elos.items():
+        values = sorted(samples[bot])
+        ratings[bot] = Rating(elo, _quantile(values, tail), _quantile(values, 1.0 - tail))
+    return ratings
+
+
+# --- statistics --------------------------------------------------------------------------------
+
+
+def bot_stats(games: Iterable[GameResult]) -> dict[str, BotStats]:
+    """Games, wins, means, points against the table and fault counts per bot (see :class:`BotStats`)."""
+    seats_played: Counter[str] = Counter()
+    wins: dict[str, float] = defaultdict(float)
+    points: dict[str, float] = defaultdict(float)
+    ranks: dict[str, float] = defaultdict(float)
+    faults: dict[str, Counter[str]] = defaultdict(Counter)
+    # Per set: every seat's points, and each bot's points and seat count.
+    set_points: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    set_bot: dict[str, dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(lambda: [0.0, 0.0])
+    )
+    for game in games:
+        firsts = sum(1 for r in game.ranks if r == 1)
+        totals = set_points[game.set_id]
+        per_bot = set_bot[game.set_id]
+        for seat, bot in enumerate(game.seats):
+            seats_played[bot] += 1
+            if game.ranks[seat] == 1:
+                wins[bot] += 1.0 / firsts
+            points[bot] += game.points[seat]
+            ranks[bot] += game.ranks[seat]
+            totals[0] += game.points[seat]
+            totals[1] += 1
+            mine = per_bot[bot]
+            mine[0] += game.points[seat]
+            mine[1] += 1
+            if game.faults:
+                for kind, count in game.faults[seat].items():
+                    if count:
+                        faults[bot][kind] += count
+    vs_table: dict[str, list[float]] = defaultdict(list)
+    for sid in sorted(set_bot):
+        table_mean = set_points[sid][0] / set_points[sid][1]
+        for bot, (total, count) in set_bot[sid].items():
+            vs_table[bot].append(total / count - table_mean)
+    stats = {}
+    for bot in sorted(seats_played):
+        n = seats_played[bot]
+        stats[bot] = BotStats(
+            games=n,
+            wins=wins[bot],
+            win_share=wins[bot] / n,
+            mean_points=points[bot] / n,
+            mean_rank=ranks[bot] / n,
+            points_vs_table=sum(vs_table[bot]) / len(vs_table[bot]),
+            faults=dict(sorted(faults[bot].items())),
+        )
+    return stats
+
+
+def head_to_head(games: Iterable[GameResult]) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """For every two bots that shared a game: ``(a, b) -> (a's wins, draws, a's losses)``.
+
+    Counted over pairs of seats, as the fit sees them (:func:`pair_scores`); both ``(a, b)`` and
+    ``(b, a)`` are present.
+    """
+    tally: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for game in games:
+        for a, b, score in pair_scores(game):
+            outcome = 0 if score == 1.0 else 2 if score == 0.0 else 1
+            tally[(a, b)][outcome] += 1
+            tally[(b, a)][2 - outcome] += 1
+    return {key: (w, d, lost) for key, (w, d, lost) in sorted(tally.items())}
+
+
+def leaderboard(
+    games: Sequence[GameResult] | Iterable[GameResult],
+    *,
+    bootstrap: int = 200,
+    seed: int = 0,
+    anchor: tuple[str, float] | None = None,
+    prior_sd: float = 600.0,
+    level: float = 0.95,
+) -> list[LeaderRow]:
+    """Every bot's rating and statistics, best Elo first (equal Elos by name), ranked 1, 2, ..."""
+    games = list(games)
+    ratings = rate(
+        games, bootstrap=bootstrap, level=level, seed=seed, anchor=anchor, prior_sd=prior_sd
+    )
+    stats = bot_stats(games)
+    order = sorted(ratings, key=lambda bot: (-ratings[bot].elo, bot))
+    rows = []
+    for position, bot in enumerate(order, start=1):
+        rating, s = ratings[bot], stats[bot]
+        rows.append(
+            LeaderRow(
+                rank=position,
+                bot=bot,
+                elo=rating.elo,
+                low=rating.low,
+                high=rating.high,
+                games=s.games,
+                wins=s.wins,
+                win_share=s.win_share,
+                mean_points=s.mean_points,
+                mean_rank=s.mean_rank,
+                points_vs_table=s.points_vs_table,
+                faults=s.faults,
+            )
+        )
+    return rows
