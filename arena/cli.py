@@ -271,3 +271,6 @@ def main() -> None:
     except ArenaError as exc:
         err.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
         sys.exit(1)
+
+
+from arena import cli_run as _cli_run  # noqa: E402,F401  (registers run, leaderboard, games)

@@ -1,4 +1,5 @@
-"""`arena play`: one game among bots named on the command line."""
+"""`arena play`: one game among bots named on the command line, or a person (``human``)
+and bots."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from pathlib import Path
 
 import trio
 
-from arena.bots import BotError
+from arena.bots import BotError, BotSpec
 from arena.bots.manifest import BotManifest, find_bot, prepare_bot
 from arena.engine import GameConfig
 from arena.errors import ArenaError
+from arena.human import HUMAN, find_terminal, human_spec
 from arena.referee import GameRecord, TimeSettings, open_pool, play_game
 from arena.replay import write_replay
 
@@ -32,8 +34,22 @@ def load_bots(paths: Sequence[Path]) -> list[BotManifest]:
     return bots
 
 
+def is_human(bot: str | Path) -> bool:
+    """Whether a BOT argument seats a person: the word ``human`` as typed (a bot folder
+    of that name is still reachable as ``./human``)."""
+    return isinstance(bot, str) and bot == HUMAN
+
+
+@dataclass(frozen=True, slots=True)
+class _Seat:
+    spec: BotSpec
+    version: str = ""
+    content_hash: str = ""
+    untimed: bool = False
+
+
 def play_one(
-    bot_paths: Sequence[Path],
+    bots: Sequence[str | Path],
     config: GameConfig,
     seed: int,
     time_settings: TimeSettings,
@@ -41,22 +57,34 @@ def play_one(
     replay_path: Path | None,
     build_cache: Path,
 ) -> PlayOutcome:
-    """Build (if needed) and start the bots, play one game, write its replay."""
-    manifests = load_bots(bot_paths)
-    if len(manifests) != config.players:
-        raise ArenaError(f"{len(manifests)} bots given for a {config.players}-player game")
-    specs = []
-    for m in manifests:
+    """Build (if needed) and start the bots, play one game, write its replay.
+
+    A BOT given as the string ``"human"`` seats the person at this terminal, with no
+    time limit; there can be one such seat, and there must be a terminal (else
+    :class:`ArenaError` at once, before any bot starts)."""
+    humans = sum(1 for b in bots if is_human(b))
+    if humans > 1:
+        raise ArenaError("only one human seat per game: every seat would show its hand on the same terminal")
+    if len(bots) != config.players:
+        raise ArenaError(f"{len(bots)} bots given for a {config.players}-player game")
+    terminal = find_terminal() if humans else ""
+    manifests = load_bots([Path(b) for b in bots if not is_human(b)])
+    seats: list[_Seat] = []
+    loaded = iter(manifests)
+    for bot in bots:
+        if is_human(bot):
+            seats.append(_Seat(human_spec(terminal), untimed=True))
+            continue
+        m = next(loaded)
         try:
-            specs.append(prepare_bot(m, build_cache))
+            seats.append(_Seat(prepare_bot(m, build_cache), m.version, m.content_hash))
         except BotError as exc:
             raise ArenaError(str(exc)) from None
 
     async def run() -> GameRecord:
         async with open_pool() as pool:
             players = [
-                pool.player(spec, version=m.version, content_hash=m.content_hash)
-                for spec, m in zip(specs, manifests, strict=True)
+                pool.player(s.spec, version=s.version, content_hash=s.content_hash, untimed=s.untimed) for s in seats
             ]
             return await play_game(players, config, seed, time_settings=time_settings)
 

@@ -148,18 +148,22 @@ def summarize_rounds(all_events: list[dict[str, Any]], seats: int) -> list[Round
     return rounds
 
 
-def write_replay(path: Path, replay: Replay) -> None:
-    """Write atomically: a temporary file in the same folder, fsync, then rename, so a
-    crash leaves either no file or the whole file. gzip's mtime is 0 so that the
-    same game gives the same bytes."""
+def write_replay(path: Path, replay: Replay, *, durable: bool = True) -> None:
+    """Write atomically: a temporary file in the same folder, then rename, so that a
+    crash of the arena leaves either no file or the whole file. With ``durable`` the
+    file is also fsynced before the rename (it then survives a power cut too); a
+    tournament skips that and instead re-checks replay files when it resumes (see
+    :meth:`arena.store.Store.completed_ids`). gzip's mtime is 0 so that the same game
+    gives the same bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = gzip.compress(_encoder.encode(replay), compresslevel=6, mtime=0)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -286,18 +286,30 @@ class Store:
     # -- games ------------------------------------------------------------------------
 
     def completed_ids(self, ids: Iterable[str]) -> set[str]:
-        """Which of these game ids are already recorded as complete."""
+        """Which of these game ids are already recorded as complete, with their replay
+        file in place. A recorded game whose replay is missing or empty (a power cut
+        soon after it was written) is marked void here, so that it is played again."""
         wanted = list(ids)
         found: set[str] = set()
+        lost: list[str] = []
         for i in range(0, len(wanted), 500):
             chunk = wanted[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            found.update(
-                r[0]
-                for r in self._conn.execute(
-                    f"SELECT id FROM games WHERE status = 'complete' AND id IN ({marks})", chunk
+            for gid, replay in self._conn.execute(
+                f"SELECT id, replay FROM games WHERE status = 'complete' AND id IN ({marks})", chunk
+            ):
+                file = self.root / replay
+                try:
+                    ok = file.stat().st_size > 0
+                except OSError:
+                    ok = False
+                (found.add if ok else lost.append)(gid)
+        if lost:
+            with self._tx():
+                self._conn.executemany(
+                    "UPDATE games SET status = 'void', void_reason = 'its replay file was missing or empty' WHERE id = ?",
+                    [(g,) for g in lost],
                 )
-            )
         return found
 
     def link_games(self, tournament_id: str, game_ids: Iterable[str]) -> None:

@@ -72,6 +72,8 @@ def test_a_void_game_is_kept_for_the_record_then_replaced_by_the_replayed_game(t
         assert store.completed_ids(["g1"]) == set()
         assert [g.status for g in store.games("t", status=None)] == ["void"]
         assert store.add_game(_game("g1", [a.id, b.id]), "t") is True
+        (tmp_path / replay_relpath("g1")).parent.mkdir(parents=True)
+        (tmp_path / replay_relpath("g1")).write_bytes(b"\x1f\x8b replay")
         assert store.completed_ids(["g1", "nope"]) == {"g1"}
         assert [g.status for g in store.games("t", status=None)] == ["complete"]
 
@@ -138,3 +140,17 @@ def test_a_game_with_ragged_seats_is_refused(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="points has 1 entries for 2 seats"):
             store.add_game(bad)
         assert store.count_games() == 0
+
+
+def test_a_game_whose_replay_file_is_lost_is_played_again(tmp_path: Path) -> None:
+    with open_store(tmp_path) as store:
+        a = store.bot("alpha", "1", "a" * 16, "p")
+        store.tournament("t", 2, "standard", {})
+        for gid in ("g1", "g2"):
+            store.add_game(_game(gid, [a.id, a.id]), "t")
+            (tmp_path / replay_relpath(gid)).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / replay_relpath("g1")).write_bytes(b"\x1f\x8b replay")
+        (tmp_path / replay_relpath("g2")).write_bytes(b"")  # a power cut before the data reached the disk
+        assert store.completed_ids(["g1", "g2"]) == {"g1"}
+        assert {g.id: g.status for g in store.games("t", status=None)} == {"g1": "complete", "g2": "void"}
+        assert store.add_game(_game("g2", [a.id, a.id]), "t") is True

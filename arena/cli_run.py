@@ -1,0 +1,425 @@
+"""`arena run`, `arena leaderboard`, `arena games`: the tournament commands.
+
+Registered on the app of :mod:`arena.cli` (imported at its end)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Group
+from rich.live import Live
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from arena.cli import JsonOption, app, bench_app, err, out
+from arena.engine import Variant
+from arena.errors import ArenaError
+
+
+def _anchor(value: str | None) -> tuple[str, float] | None:
+    if value is None:
+        return None
+    bot, sep, elo = value.partition("=")
+    try:
+        if not sep or not bot:
+            raise ValueError
+        return bot, float(elo)
+    except ValueError:
+        raise ArenaError(f"--anchor takes BOT=ELO, e.g. greedy=1500; not {value!r}") from None
+
+
+# -- the leaderboard table -------------------------------------------------------------------
+
+
+def leaderboard_table(st: Any, *, title: str | None = None, live: bool = False) -> Table:
+    """The rich table of a :class:`~arena.standings.Standings` (or live rows)."""
+    table = Table(
+        title=title or f"{st.tournament or 'all games'} · {st.players} players, {st.variant} · {st.games} games",
+        title_justify="left",
+        header_style="bold",
+    )
+    table.add_column("#", justify="right")
+    table.add_column("bot", style="bold cyan", no_wrap=True)
+    table.add_column("ver", style="dim", no_wrap=True, max_width=12)
+    table.add_column("Elo", justify="right", style="bold")
+    if not live:
+        table.add_column("95% CI", justify="right", style="dim", no_wrap=True)
+    for col in ("games", "wins", "pts", "rank"):
+        table.add_column(col, justify="right")
+    table.add_column("faults", justify="right")
+    for r in st.rows:
+        faults = sum(r["faults"].values())
+        interval = [] if live else [f"{r['elo_low'] - r['elo']:+.0f} {r['elo_high'] - r['elo']:+.0f}"]
+        table.add_row(
+            str(r["rank"]),
+            r["label"],
+            r["version"] or r["hash"][:8],
+            f"{r['elo']:.0f}",
+            *interval,
+            str(r["games"]),
+            f"{r['wins']:g}",
+            f"{r['mean_points']:.1f}",
+            f"{r['mean_rank']:.2f}",
+            Text(str(faults), style="red" if faults else "dim"),
+        )
+    return table
+
+
+def h2h_table(st: Any) -> Table:
+    keys = [r["key"] for r in st.rows]
+    labels = {r["key"]: r["label"] for r in st.rows}
+    table = Table(title="Head to head: wins–draws–losses of the row bot against the column bot", title_justify="left")
+    table.add_column("")
+    for k in keys:
+        table.add_column(labels[k], justify="center")
+    for a in keys:
+        cells: list[Any] = []
+        for b in keys:
+            if a == b or st.h2h is None or b not in st.h2h.get(a, {}):
+                cells.append(Text("·", style="dim"))
+                continue
+            w, d, lo = st.h2h[a][b]
+            style = "green" if w > lo else "red" if lo > w else ""
+            cells.append(Text(f"{w:g}–{d:g}–{lo:g}", style=style))
+        table.add_row(labels[a], *cells)
+    return table
+
+
+# -- progress ----------------------------------------------------------------------------
+
+
+class ConsoleReporter:
+    """Progress of a run: a rich progress bar and a live leaderboard on a terminal,
+    plain lines otherwise (one per game for small runs, a few a minute for big ones)."""
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.fancy = err.is_terminal and not quiet
+        self.quiet = quiet
+        self.live: Live | None = None
+        self.progress: Progress | None = None
+        self.task: Any = None
+        self.results: list[Any] = []
+        self.names: dict[str, str] = {}
+        self.total = 0
+        self.last_table = 0.0
+        self.last_line = 0.0
+        self.table: Table | None = None
+        self.faults = 0
+        self.t0 = time.monotonic()
+
+    def bot_ready(self, entrant: Any) -> None:
+        if not self.quiet:
+            version = entrant.manifest.version or entrant.row.hash[:8]
+            err.print(
+                f"[green]✓[/green] {entrant.name} [dim]{version} · started in {entrant.startup_ms:.0f} ms[/dim]",
+                highlight=False,
+            )
+
+    def bot_skipped(self, skipped: Any) -> None:
+        if not self.quiet:
+            err.print(f"[bold red]✗ {skipped.name}[/bold red] skipped: {skipped.reason}", highlight=False)
+
+    def planned(self, plan: Any) -> None:
+        self.total = plan.total
+        if self.quiet:
+            return
+        todo = plan.total - plan.already
+        err.print(
+            f"tournament [bold]{plan.tournament_id}[/bold]: {plan.players} players, {plan.variant}, "
+            f"{plan.total} games ({plan.already} already played, {todo} to play), {plan.jobs} at a time",
+            highlight=False,
+        )
+        if self.fancy and todo:
+            self.progress = Progress(
+                TextColumn("[bold]games"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]}"),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                console=err,
+            )
+            self.task = self.progress.add_task("games", total=plan.total, completed=plan.already, rate="")
+            self.live = Live(self.progress, console=err, refresh_per_second=4, transient=True)
+            self.live.start()
+
+    def game_done(self, game: Any, record: Any, done: int, total: int) -> None:
+        from arena.ratings import GameResult
+
+        n = record.config.players
+        if record.status == "complete":
+            self.results.append(
+                GameResult(
+                    game_id=record.game_id,
+                    set_id=game.set_id,
+                    seats=tuple(game.seats),
+                    ranks=tuple(record.ranks[:n]),
+                    points=tuple(record.scores[:n]),
+                    autopilot=tuple(record.autopilot[:n]),
+                    faults=tuple(record.faults[:n]),
+                )
+            )
+        self.faults += sum(sum(f.values()) for f in record.faults)
+        elapsed = time.monotonic() - self.t0
+        rate = len(self.results) / elapsed if elapsed > 0 else 0.0
+        if self.progress is not None and self.live is not None:
+            self.progress.update(self.task, completed=done, rate=f"{rate:.1f}/s")
+            now = time.monotonic()
+            if now - self.last_table > 1.0 or done == total:
+                self.last_table = now
+                self.live.update(Group(self.progress, self._live_table(done, total)))
+        elif not self.quiet:
+            now = time.monotonic()
+            if total <= 100 or now - self.last_line > 10 or done == total:
+                self.last_line = now
+                scores = " ".join(f"{b}:{p}" for b, p in zip(game.seats, record.scores, strict=False))
+                status = "" if record.status == "complete" else f" VOID ({record.void_reason.splitlines()[0]})"
+                err.print(f"[{done}/{total}] game {record.game_id} {scores}{status}", highlight=False)
+
+    def _live_table(self, done: int, total: int) -> Table:
+        from arena.ratings import bot_stats, fit_elo
+
+        elo = fit_elo(self.results)
+        stats = bot_stats(self.results)
+        rows = []
+        for i, key in enumerate(sorted(elo, key=lambda k: -elo[k]), 1):
+            s = stats[key]
+            rows.append(
+                {
+                    "rank": i,
+                    "label": key,
+                    "version": "",
+                    "hash": "",
+                    "elo": elo[key],
+                    "elo_low": None,
+                    "games": s.games,
+                    "wins": s.wins,
+                    "mean_points": s.mean_points,
+                    "mean_rank": s.mean_rank,
+                    "faults": s.faults,
+                }
+            )
+
+        class _Live:
+            pass
+
+        view = _Live()
+        view.rows = rows  # type: ignore[attr-defined]
+        return leaderboard_table(view, title=f"live: {len(self.results)} games played this run ({done}/{total})", live=True)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+# -- commands ----------------------------------------------------------------------------
+
+
+@app.command("run")
+def run_command(
+    bots: Annotated[Path | None, typer.Option("--bots", "-b", help="The folder of bots: every bot in it plays.")] = None,
+    players: Annotated[int | None, typer.Option("--players", "-p", min=2, max=5, help="Seats per table (default: 4, or the number of bots if fewer).")] = None,
+    deals: Annotated[int | None, typer.Option(min=1, help="Duplicate deals per table (default 1).")] = None,
+    seatings: Annotated[str | None, typer.Option(help="rotations (each deal under every rotation of the seats) or all (every permutation).")] = None,
+    games: Annotated[int | None, typer.Option(min=1, help="Cap on the number of games: a balanced design instead of every table.")] = None,
+    variant: Annotated[Variant | None, typer.Option(help="Rules variant (default standard).")] = None,
+    seed: Annotated[int | None, typer.Option(min=0, help="The tournament's seed: same seed and bots, same games (default 0).")] = None,
+    gauntlet: Annotated[str | None, typer.Option(help="Only the tables of this bot: that bot against the field.")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Games at once (default: cores ÷ seats, at least 1).")] = None,
+    results: Annotated[Path | None, typer.Option("--results", "-r", help="The results folder (default results/).")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML file holding any of these settings.")] = None,
+    name: Annotated[str | None, typer.Option(help="The tournament's id (default: from the folder and the settings).")] = None,
+    anchor: Annotated[str | None, typer.Option(help="BOT=ELO: fix that bot's rating instead of the pool mean at 1500.")] = None,
+    hello_ms: Annotated[int | None, typer.Option("--hello-ms", min=1, help="Start-up budget per bot (hello), ms (default 10000).")] = None,
+    turn_ms: Annotated[int | None, typer.Option("--turn-ms", min=1, help="Time per decision, ms (default 1000).")] = None,
+    bank_ms: Annotated[int | None, typer.Option("--bank-ms", min=0, help="Extra time per game, ms (default 10000).")] = None,
+    time_scale: Annotated[float | None, typer.Option("--time-scale", min=0.001, help="Multiply every time budget by this.")] = None,
+    no_timeout: Annotated[bool | None, typer.Option("--no-timeout", help="Never time a bot out.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Play a round-robin of every bot in a folder (resumable), then print the leaderboard."""
+    from arena.standings import standings, write_leaderboard_files
+    from arena.store import open_store
+    from arena.tournament import RunSettings, load_config, run_tournament, settings_from
+
+    options: dict[str, Any] = load_config(config) if config is not None else {}
+    given = {
+        "bots": bots, "players": players, "deals": deals, "seatings": seatings, "games": games,
+        "variant": variant.value if variant is not None else None, "seed": seed, "gauntlet": gauntlet, "jobs": jobs,
+        "results": results, "name": name, "anchor": anchor, "hello_ms": hello_ms, "turn_ms": turn_ms,
+        "bank_ms": bank_ms, "time_scale": time_scale, "no_timeout": no_timeout,
+    }
+    options.update({k: v for k, v in given.items() if v is not None})
+    if options.get("bots") is None:
+        raise ArenaError("which bots? give --bots DIR (or `bots = \"DIR\"` in the --config file)")
+    settings = settings_from(options, base=RunSettings(bots_dir=Path(options["bots"])))
+    anchor_pair = _anchor(options.get("anchor"))
+    reporter = ConsoleReporter(quiet=quiet or json_output)
+    try:
+        summary = run_tournament(settings, reporter)
+    except KeyboardInterrupt:
+        reporter.close()
+        err.print("\n[yellow]interrupted[/yellow] before the games started; nothing was lost.", highlight=False)
+        raise typer.Exit(130) from None
+    finally:
+        reporter.close()
+    with open_store(settings.results, create=False) as store:
+        st = standings(store, summary.tournament_id, anchor=anchor_pair)
+        write_leaderboard_files(st, settings.results)
+    if json_output:
+        doc = st.to_dict()
+        doc["run"] = {
+            "played": summary.played, "already": summary.already, "total": summary.total, "void": summary.void,
+            "interrupted": summary.interrupted, "seconds": round(summary.seconds, 3),
+            "results": str(settings.results),
+        }
+        print(json.dumps(doc))
+    else:
+        out.print(leaderboard_table(st))
+        for sk in st.skipped:
+            out.print(f"[red]skipped[/red] {sk['bot']}: {sk['reason']}", highlight=False)
+        err.print(
+            f"{summary.played} game(s) played, {summary.already} already in the store, {summary.void} void, "
+            f"in {summary.seconds:.1f} s · results in {settings.results}/ (leaderboard.md, leaderboard.json, replays/)",
+            highlight=False,
+        )
+        for reason in summary.void_reasons[:5]:
+            err.print(f"[yellow]void[/yellow] {reason}", highlight=False)
+    if summary.interrupted:
+        err.print(
+            f"[yellow]interrupted:[/yellow] {summary.done} of {summary.total} games are safe in the store; "
+            "run the same command again to play the rest.",
+            highlight=False,
+        )
+        raise typer.Exit(130)
+
+
+@app.command("leaderboard")
+def leaderboard_command(
+    results: Annotated[Path, typer.Argument(help="The results folder.")] = Path("results"),
+    tournament: Annotated[str | None, typer.Option("--tournament", "-t", help="Which tournament (default: the latest).")] = None,
+    all_games: Annotated[bool, typer.Option("--all", help="Every game of the format in the store (all tournaments, all versions).")] = False,
+    players: Annotated[int | None, typer.Option("--players", "-p", min=2, max=5, help="The format's player count (default: the tournament's).")] = None,
+    variant: Annotated[Variant | None, typer.Option(help="The format's variant (default: the tournament's).")] = None,
+    h2h: Annotated[bool, typer.Option("--h2h", help="Also the head-to-head matrix.")] = False,
+    anchor: Annotated[str | None, typer.Option(help="BOT=ELO: fix that bot's rating instead of the pool mean.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """The leaderboard of a tournament: Elo with 95% intervals, games, wins, points, faults."""
+    from arena.standings import standings
+    from arena.store import open_store
+
+    with open_store(results, create=False) as store:
+        st = standings(
+            store, tournament, all_games=all_games, players=players,
+            variant=variant.value if variant else None, h2h=h2h, anchor=_anchor(anchor),
+        )
+    if json_output:
+        print(json.dumps(st.to_dict()))
+        return
+    if not st.rows:
+        out.print(f"no games yet in {st.tournament or 'this format'}", highlight=False)
+    else:
+        out.print(leaderboard_table(st))
+    if h2h and st.rows:
+        out.print(h2h_table(st))
+    for sk in st.skipped:
+        out.print(f"[red]skipped[/red] {sk['bot']}: {sk['reason']}", highlight=False)
+
+
+@app.command("games")
+def games_command(
+    results: Annotated[Path, typer.Argument(help="The results folder.")] = Path("results"),
+    tournament: Annotated[str | None, typer.Option("--tournament", "-t", help="Only this tournament's games (default: all).")] = None,
+    bot: Annotated[str | None, typer.Option("--bot", help="Only games where this bot (name, or name@hash) sat.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the last N games.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """The list of recorded games, with the paths of their replays."""
+    from arena.store import open_store
+
+    with open_store(results, create=False) as store:
+        if tournament is not None and store.get_tournament(tournament) is None:
+            raise ArenaError(f"{store.path}: no tournament {tournament!r}")
+        rows = store.games(tournament, bot=bot, status=None)
+    if limit is not None:
+        rows = rows[-limit:]
+    if json_output:
+        print(
+            json.dumps(
+                {
+                    "games": [
+                        {
+                            "id": g.id, "status": g.status, "set_id": g.set_id, "seed": g.seed, "players": g.players,
+                            "variant": g.variant, "finished": g.finished, "duration_s": g.duration_s,
+                            "replay": str(results / g.replay),
+                            "seats": [
+                                {"seat": s.seat, "bot": s.bot.name, "key": s.bot.key, "points": s.points,
+                                 "rank": s.rank, "faults": s.faults}
+                                for s in g.seats
+                            ],
+                        }
+                        for g in rows
+                    ]
+                }
+            )
+        )
+        return
+    table = Table(title=f"{len(rows)} game(s)" + (f" with {bot}" if bot else ""), title_justify="left")
+    table.add_column("game", no_wrap=True)
+    table.add_column("seats: points (winner in bold)")
+    table.add_column("faults", justify="right")
+    table.add_column("replay", overflow="fold")
+    for g in rows:
+        seats = Text()
+        for s in g.seats:
+            if s.seat:
+                seats.append(" · ")
+            seats.append(f"{s.bot.name} {s.points}", style="bold green" if s.rank == 1 else "")
+        faults = sum(sum(s.faults.values()) for s in g.seats)
+        gid = Text(g.id + (" void" if g.status == "void" else ""), style="yellow" if g.status == "void" else "")
+        table.add_row(gid, seats, Text(str(faults), style="red" if faults else "dim"), str(results / g.replay))
+    out.print(table)
+
+
+@bench_app.command("tournament")
+def bench_tournament_command(
+    games: Annotated[int, typer.Option("--games", "-g", min=60, help="About this many 4-player games per jobs setting.")] = 240,
+    json_output: JsonOption = False,
+) -> None:
+    """Whole tournaments of six instant C bots (needs `cc`) with --jobs 1 and --jobs 2:
+    games/s, the scaling between them, and the store's share of the time."""
+    from contextlib import nullcontext
+
+    from arena.bench_tournament import bench_tournament
+
+    with err.status("benchmarking tournaments…", spinner="dots") if err.is_terminal else nullcontext():
+        r = bench_tournament(games)
+    if json_output:
+        print(json.dumps({"benchmark": "tournament", "players": 4, **r.to_dict()}))
+        return
+    table = Table(title=f"Tournament: {r.games} four-player games among six instant C bots", title_justify="left")
+    for col in ("jobs", "games/s", "store share"):
+        table.add_column(col, justify="right")
+    table.add_row("1", f"{r.games_per_s_jobs1:,.1f}", f"{100 * r.store_share_jobs1:.1f}%")
+    table.add_row("2", f"{r.games_per_s:,.1f}", f"{100 * r.store_share:.1f}%")
+    out.print(table)
+    out.print(
+        f"scaling (2 jobs ÷ 1): {r.scaling:.2f} · store: {r.store_ms_per_game:.2f} ms per game (replay file + one transaction)",
+        highlight=False,
+    )

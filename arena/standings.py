@@ -1,0 +1,174 @@
+"""Leaderboards from the store: the rows `arena leaderboard`, `arena run` and the report
+show, as plain data (the CLI draws them; ``--json`` prints them).
+
+Ratings are per format (player count and variant): a leaderboard is built from the
+games of one format only, the tournament's unless another is asked for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+from arena.ratings import GameResult, head_to_head, leaderboard
+from arena.store import GameRow, Store, TournamentRow
+
+
+@dataclass(frozen=True, slots=True)
+class Standings:
+    """One leaderboard: what it covers, its rows (sorted by rank) and the skipped bots."""
+
+    tournament: str | None  # None: every game of the format in the store
+    players: int
+    variant: str
+    games: int
+    rows: list[dict[str, Any]]
+    skipped: list[dict[str, str]]
+    h2h: dict[str, dict[str, list[float]]] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "tournament": self.tournament,
+            "format": {"players": self.players, "variant": self.variant},
+            "games": self.games,
+            "rows": self.rows,
+            "skipped": self.skipped,
+        }
+        if self.h2h is not None:
+            out["h2h"] = self.h2h
+        return out
+
+
+def results_of(games: Sequence[GameRow]) -> list[GameResult]:
+    """The store's games as the ratings module takes them (bot versions as keys)."""
+    return [
+        GameResult(
+            game_id=g.id,
+            set_id=g.set_id,
+            seats=tuple(s.bot.key for s in g.seats),
+            ranks=tuple(s.rank for s in g.seats),
+            points=tuple(s.points for s in g.seats),
+            autopilot=tuple(s.autopilot for s in g.seats),
+            faults=tuple(s.faults for s in g.seats),
+        )
+        for g in games
+    ]
+
+
+def pick_tournament(store: Store, tournament_id: str | None) -> TournamentRow:
+    if tournament_id is not None:
+        t = store.get_tournament(tournament_id)
+        if t is None:
+            known = ", ".join(x.id for x in store.tournaments()) or "none"
+            raise ArenaError(f"{store.path}: no tournament {tournament_id!r} (known: {known})")
+        return t
+    t = store.latest_tournament()
+    if t is None:
+        raise ArenaError(f"{store.path}: no tournament recorded yet (run `arena run --bots DIR` first)")
+    return t
+
+
+def standings(
+    store: Store,
+    tournament_id: str | None = None,
+    *,
+    all_games: bool = False,
+    players: int | None = None,
+    variant: str | None = None,
+    h2h: bool = False,
+    bootstrap: int = 200,
+    seed: int = 0,
+    anchor: tuple[str, float] | None = None,
+) -> Standings:
+    """The leaderboard of a tournament (default: the latest one), or with ``all_games``
+    of every game of that format in the store (the ladder's whole history)."""
+    t = pick_tournament(store, tournament_id) if not all_games or players is None else None
+    fmt_players = players if players is not None else t.players  # type: ignore[union-attr]
+    fmt_variant = variant if variant is not None else (t.variant if t else "standard")
+    games = store.games(None if all_games else t.id, players=fmt_players, variant=fmt_variant)  # type: ignore[union-attr]
+    results = results_of(games)
+    versions = {s.bot.key: s.bot for g in games for s in g.seats}
+    rows = []
+    if results:
+        if anchor is not None:
+            anchor = (_resolve_key(anchor[0], versions), anchor[1])
+        for row in leaderboard(results, bootstrap=bootstrap, seed=seed, anchor=anchor):
+            bot = versions[row.bot]
+            rows.append(
+                {
+                    "rank": row.rank,
+                    "bot": bot.name,
+                    "version": bot.version,
+                    "hash": bot.hash,
+                    "key": row.bot,
+                    "elo": round(row.elo, 1),
+                    "elo_low": round(row.low, 1),
+                    "elo_high": round(row.high, 1),
+                    "games": row.games,
+                    "wins": round(row.wins, 3),
+                    "win_share": round(row.win_share, 4),
+                    "mean_points": round(row.mean_points, 2),
+                    "mean_rank": round(row.mean_rank, 3),
+                    "points_vs_table": round(row.points_vs_table, 2),
+                    "faults": dict(sorted(row.faults.items())),
+                }
+            )
+    # Two versions of one bot: show the hash so that the rows can be told apart.
+    names = [r["bot"] for r in rows]
+    for r in rows:
+        r["label"] = r["key"] if names.count(r["bot"]) > 1 else r["bot"]
+    matrix = None
+    if h2h:
+        matrix = {}
+        for (a, b), (w, d, lo) in head_to_head(results).items():
+            matrix.setdefault(a, {})[b] = [w, d, lo]
+    skipped = store.skipped(t.id) if t is not None and not all_games else []
+    return Standings(None if all_games else t.id, fmt_players, fmt_variant, len(games), rows, skipped, matrix)  # type: ignore[union-attr]
+
+
+def _resolve_key(name: str, versions: dict[str, Any]) -> str:
+    if name in versions:
+        return name
+    matches = [k for k, b in versions.items() if b.name == name]
+    if not matches:
+        raise ArenaError(f"--anchor: no bot {name!r} in these games (bots: {', '.join(sorted(versions))})")
+    if len(matches) > 1:
+        raise ArenaError(f"--anchor: {name!r} has several versions here ({', '.join(matches)}): name one")
+    return matches[0]
+
+
+def markdown(st: Standings) -> str:
+    """The leaderboard as a Markdown table (written beside the database)."""
+    title = f"# Leaderboard: {st.tournament or 'all games'}\n\n"
+    head = f"{st.players} players, {st.variant}, {st.games} games.\n\n"
+    lines = [
+        "| # | bot | version | Elo | 95% interval | games | wins | mean points | mean rank | faults |",
+        "|--:|:----|:--------|----:|:------------:|------:|-----:|------------:|----------:|-------:|",
+    ]
+    for r in st.rows:
+        faults = sum(r["faults"].values())
+        lines.append(
+            f"| {r['rank']} | {r['label']} | {r['version']} | {r['elo']:.0f} | {r['elo_low']:.0f} – {r['elo_high']:.0f} "
+            f"| {r['games']} | {r['wins']:g} | {r['mean_points']:.1f} | {r['mean_rank']:.2f} | {faults} |"
+        )
+    text = title + head + "\n".join(lines) + "\n"
+    if st.skipped:
+        text += "\nSkipped (could not take part):\n\n" + "".join(f"- {s['bot']}: {s['reason']}\n" for s in st.skipped)
+    return text
+
+
+def write_leaderboard_files(st: Standings, folder: Path) -> tuple[Path, Path]:
+    """leaderboard.json and leaderboard.md beside the database, written atomically."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, text in (("leaderboard.json", json.dumps(st.to_dict(), indent=2) + "\n"), ("leaderboard.md", markdown(st))):
+        path = folder / name
+        tmp = folder / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        paths.append(path)
+    return paths[0], paths[1]

@@ -1,0 +1,504 @@
+"""`arena run`: a tournament's schedule played with bounded concurrency, one writer.
+
+What a run does, in order:
+
+1. finds every bot in the bots folder (bad manifests and duplicate names are reported
+   and skipped), builds those with a ``build`` step (cached by content hash), and runs
+   each one's handshake; a bot that cannot be built, started or understood is reported
+   and skipped, the others play on;
+2. makes the schedule (:mod:`arena.schedule`) and gives every game its id: a hash of
+   what decides the game (rules version, variant, deal seed, each seat's bot content
+   hash, time settings), not of the tournament, so a game already in the store, from
+   this run killed half-way or from any earlier run, is never played again;
+3. plays the missing games, ``jobs`` at a time, reusing bot processes across games;
+   each finished game is recorded at once (replay file, then one database
+   transaction) by one writer;
+4. on Ctrl-C (SIGINT) or SIGTERM: the games in flight are abandoned (not recorded),
+   the finished ones are kept, every bot process ends, and running the same command
+   again resumes.
+
+Nothing here prints: progress goes to a :class:`Reporter` (the CLI draws it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import time
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+import trio
+
+from arena.bots import BotError
+from arena.bots.manifest import BotManifest, discover_bots, prepare_bot
+from arena.engine import RULES_VERSION, GameConfig, Variant
+from arena.errors import ArenaError
+from arena.referee import (
+    DEFAULT_TIME,
+    BotFault,
+    GameRecord,
+    Player,
+    PlayerPool,
+    TimeSettings,
+    open_pool,
+    play_game,
+    time_dict,
+)
+from arena.replay import write_replay
+from arena.schedule import ScheduledGame, make_schedule
+from arena.store import BotRow, NewGame, Store, open_store, replay_relpath
+
+SEATINGS = ("rotations", "all")
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """Everything that decides a tournament (and where it is written)."""
+
+    bots_dir: Path
+    results: Path = Path("results")
+    players: int | None = None  # default: 4, or the number of bots if fewer
+    variant: Variant = Variant.STANDARD
+    deals: int = 1
+    seatings: str = "rotations"
+    games: int | None = None
+    seed: int = 0
+    gauntlet: str | None = None
+    jobs: int | None = None  # default: about cores ÷ seats per game, at least 1
+    time: TimeSettings = DEFAULT_TIME
+    name: str | None = None  # the tournament's id; default derived from the settings
+
+    def format_players(self, n_bots: int) -> int:
+        if self.players is not None:
+            return self.players
+        if self.variant is Variant.DUMMY:
+            return 2
+        return max(2, min(4, n_bots))
+
+    def schedule_config(self, players: int) -> dict[str, Any]:
+        """The settings that decide which games are played (the tournament's identity)."""
+        return {
+            "players": players,
+            "variant": self.variant.value,
+            "deals": self.deals,
+            "seatings": self.seatings,
+            "games": self.games,
+            "seed": self.seed,
+            "gauntlet": self.gauntlet,
+            "time": time_dict(self.time),
+        }
+
+    def tournament_id(self, players: int) -> str:
+        if self.name:
+            return self.name
+        digest = hashlib.blake2b(json.dumps(self.schedule_config(players), sort_keys=True).encode(), digest_size=3)
+        base = self.bots_dir.resolve().name or "bots"
+        return f"{base}-{players}p-{self.variant.value}-{digest.hexdigest()}"
+
+
+def default_jobs(seats: int) -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, seats))
+
+
+# -- the config file --------------------------------------------------------------------
+
+_CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
+    "bots": str,
+    "results": str,
+    "players": int,
+    "variant": str,
+    "deals": int,
+    "seatings": str,
+    "games": int,
+    "seed": int,
+    "gauntlet": str,
+    "jobs": int,
+    "hello_ms": int,
+    "turn_ms": int,
+    "bank_ms": int,
+    "time_scale": (int, float),
+    "no_timeout": bool,
+    "name": str,
+    "anchor": str,
+}
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """A competition's settings from a TOML file: any of `arena run`'s options, by
+    their long names with ``_`` for ``-`` (``turn_ms = 500``), at the top level or
+    under ``[run]``. Paths are relative to the file's folder. Unknown keys and wrong
+    types are errors naming the file and the key."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ArenaError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ArenaError(f"{path}: not valid TOML: {exc}") from None
+    if isinstance(data.get("run"), dict):
+        data = {**{k: v for k, v in data.items() if k != "run"}, **data["run"]}
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        norm = key.replace("-", "_")
+        if norm not in _CONFIG_KEYS:
+            known = ", ".join(sorted(_CONFIG_KEYS))
+            raise ArenaError(f"{path}: unknown setting {key!r} (known: {known})")
+        want = _CONFIG_KEYS[norm]
+        if isinstance(value, bool) and want is not bool or not isinstance(value, want):
+            names = " or ".join(t.__name__ for t in (want if isinstance(want, tuple) else (want,)))
+            raise ArenaError(f"{path}: setting {key!r} must be {names}, not {type(value).__name__} ({value!r})")
+        if norm in ("bots", "results"):
+            value = str((path.parent / value).resolve()) if not Path(value).is_absolute() else value
+        out[norm] = value
+    return out
+
+
+# -- progress ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    """A bot that takes part in the run."""
+
+    manifest: BotManifest
+    row: BotRow
+    startup_ms: float
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    name: str
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    tournament_id: str
+    players: int
+    variant: str
+    total: int  # games in the schedule
+    already: int  # of those, already in the store
+    jobs: int
+
+
+class Reporter(Protocol):
+    def bot_ready(self, entrant: Entrant) -> None: ...
+    def bot_skipped(self, skipped: Skipped) -> None: ...
+    def planned(self, plan: Plan) -> None: ...
+    def game_done(self, game: ScheduledGame, record: GameRecord, done: int, total: int) -> None: ...
+
+
+class SilentReporter:
+    def bot_ready(self, entrant: Entrant) -> None:
+        pass
+
+    def bot_skipped(self, skipped: Skipped) -> None:
+        pass
+
+    def planned(self, plan: Plan) -> None:
+        pass
+
+    def game_done(self, game: ScheduledGame, record: GameRecord, done: int, total: int) -> None:
+        pass
+
+
+@dataclass(slots=True)
+class RunSummary:
+    tournament_id: str
+    results: Path
+    players: int
+    variant: str
+    entrants: list[Entrant]
+    skipped: list[Skipped]
+    total: int
+    already: int
+    played: int = 0
+    void: int = 0
+    interrupted: bool = False
+    seconds: float = 0.0
+    play_seconds: float = 0.0  # the games themselves (after every bot's start)
+    store_seconds: float = 0.0  # time spent writing replays and database rows
+    void_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        return self.already + self.played
+
+
+def game_id(config: GameConfig, seed: int, seat_hashes: Sequence[str], time_settings: TimeSettings) -> str:
+    """The id of a game: a hash of everything that decides it, nothing else (so two
+    runs, or two tournaments, that would play the very same game share it)."""
+    parts = [RULES_VERSION, config.variant.value, str(config.players), str(seed), json.dumps(time_dict(time_settings), sort_keys=True)]
+    parts += list(seat_hashes)
+    return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+
+# -- running ----------------------------------------------------------------------------
+
+
+def run_tournament(settings: RunSettings, reporter: Reporter | None = None) -> RunSummary:
+    """Run (or resume) the tournament these settings describe; returns what happened.
+    Raises :class:`ArenaError` for what the user must fix (no bots, bad settings);
+    a bot's failure is never an error of the run."""
+    rep = reporter or SilentReporter()
+    if settings.seatings not in SEATINGS:
+        raise ArenaError(f"--seatings must be one of {', '.join(SEATINGS)}, not {settings.seatings!r}")
+    if settings.deals < 1:
+        raise ArenaError(f"--deals must be at least 1, not {settings.deals}")
+    try:
+        manifests, errors = discover_bots(settings.bots_dir)
+    except BotError as exc:
+        raise ArenaError(str(exc)) from None
+    store = open_store(settings.results)
+    try:
+        return trio.run(_Run(settings, store, rep, manifests, errors).main)
+    finally:
+        store.close()
+
+
+class _Run:
+    def __init__(
+        self,
+        settings: RunSettings,
+        store: Store,
+        reporter: Reporter,
+        manifests: list[BotManifest],
+        errors: list[tuple[Path, str]],
+    ) -> None:
+        self.s = settings
+        self.store = store
+        self.rep = reporter
+        self.manifests = manifests
+        self.skipped = [Skipped(p.name.split(".")[0], str(p), msg) for p, msg in errors]
+        self.idle: dict[str, list[Player]] = {}
+        self.specs: dict[str, Any] = {}
+        self.entrants: dict[str, Entrant] = {}
+        self.write_lock = trio.Lock()
+        self.store_seconds = 0.0
+
+    async def main(self) -> RunSummary:
+        t0 = time.monotonic()
+        for sk in self.skipped:
+            self.rep.bot_skipped(sk)
+        ts = self.s.time
+        async with open_pool() as pool:
+            await self._enter_bots(pool, ts)
+            names = sorted(self.entrants)
+            players = self.s.format_players(len(names))
+            try:
+                config = GameConfig(players, self.s.variant)
+            except ValueError as exc:
+                raise ArenaError(str(exc)) from None
+            if len(names) < max(2, players):
+                found = ", ".join(names) or "none"
+                why = "; ".join(f"{k.name}: {k.reason}" for k in self.skipped)
+                raise ArenaError(
+                    f"{self.s.bots_dir}: {len(names)} bot(s) ready ({found}), a {players}-player tournament needs at "
+                    f"least {max(2, players)}" + (f" — skipped: {why}" if why else "")
+                )
+            tid = self.s.tournament_id(players)
+            cfg = {**self.s.schedule_config(players), "bots_dir": str(self.s.bots_dir)}
+            await trio.to_thread.run_sync(self._register, tid, players, cfg)
+            try:
+                schedule = make_schedule(
+                    names,
+                    players=players,
+                    deals=self.s.deals,
+                    seatings=self.s.seatings,
+                    games=self.s.games,
+                    seed=self.s.seed,
+                    gauntlet=self.s.gauntlet,
+                )
+            except ValueError as exc:
+                raise ArenaError(str(exc)) from None
+            ids = [game_id(config, g.seed, [self.entrants[b].row.hash for b in g.seats], ts) for g in schedule]
+            done_ids = await trio.to_thread.run_sync(self.store.completed_ids, ids)
+            await trio.to_thread.run_sync(self.store.link_games, tid, sorted(done_ids))
+            todo = [(g, gid) for g, gid in zip(schedule, ids, strict=True) if gid not in done_ids]
+            jobs = self.s.jobs or default_jobs(config.seats)
+            jobs = max(1, min(jobs, len(todo))) if todo else max(1, jobs)
+            summary = RunSummary(
+                tournament_id=tid,
+                results=self.s.results,
+                players=players,
+                variant=self.s.variant.value,
+                entrants=[self.entrants[n] for n in names],
+                skipped=list(self.skipped),
+                total=len(schedule),
+                already=len(schedule) - len(todo),
+            )
+            self.rep.planned(Plan(tid, players, self.s.variant.value, summary.total, summary.already, jobs))
+            t_play = time.monotonic()
+            await self._play_all(pool, config, tid, todo, jobs, summary)
+            summary.play_seconds = time.monotonic() - t_play
+        summary.seconds = time.monotonic() - t0
+        summary.store_seconds = self.store_seconds
+        return summary
+
+    def _register(self, tid: str, players: int, cfg: Mapping[str, Any]) -> None:
+        self.store.tournament(tid, players, self.s.variant.value, cfg)
+        self.store.set_entrants(
+            tid, [e.row for e in self.entrants.values()], [(k.name, k.path, k.reason) for k in self.skipped]
+        )
+
+    async def _enter_bots(self, pool: PlayerPool, ts: TimeSettings) -> None:
+        """Build and start every bot once (the handshake); keep the started process
+        for the first game. Bots are entered one at a time, so that start-up times
+        are measured on a quiet machine."""
+        build_cache = self.s.results / "build"
+        for m in self.manifests:
+            try:
+                spec = await trio.to_thread.run_sync(prepare_bot, m, build_cache)
+            except BotError as exc:
+                self._skip(m, f"build failed: {exc}")
+                continue
+            row = await trio.to_thread.run_sync(self.store.bot, m.name, m.version, m.content_hash, str(m.path))
+            player = pool.player(spec, version=m.version, content_hash=m.content_hash)
+            t = trio.current_time()
+            try:
+                await player.start(ts)
+            except BotFault as fault:
+                tail = player.stderr_tail().strip().splitlines()[-3:]
+                self._skip(m, f"cannot start ({fault.kind}): {fault.message}" + (f" — stderr: {' | '.join(tail)}" if tail else ""))
+                await player.close()
+                continue
+            self.specs[m.name] = spec
+            self.idle.setdefault(m.name, []).append(player)
+            entrant = Entrant(m, row, round(1000 * (trio.current_time() - t), 1))
+            self.entrants[m.name] = entrant
+            self.rep.bot_ready(entrant)
+
+    def _skip(self, m: BotManifest, reason: str) -> None:
+        sk = Skipped(m.name, str(m.path), reason)
+        self.skipped.append(sk)
+        self.rep.bot_skipped(sk)
+
+    def _take(self, pool: PlayerPool, name: str) -> Player:
+        free = self.idle.setdefault(name, [])
+        if free:
+            return free.pop()
+        e = self.entrants[name]
+        return pool.player(self.specs[name], version=e.manifest.version, content_hash=e.manifest.content_hash)
+
+    async def _play_all(
+        self,
+        pool: PlayerPool,
+        config: GameConfig,
+        tid: str,
+        todo: list[tuple[ScheduledGame, str]],
+        jobs: int,
+        summary: RunSummary,
+    ) -> None:
+        queue = iter(todo)
+        done = summary.already
+
+        async def worker() -> None:
+            nonlocal done
+            for game, gid in queue:  # a shared iterator: each game goes to one worker
+                players = [self._take(pool, name) for name in game.seats]
+                try:
+                    record = await play_game(players, config, game.seed, time_settings=self.s.time, game_id=gid)
+                finally:
+                    for name, p in zip(game.seats, players, strict=True):
+                        self.idle[name].append(p)
+                with trio.CancelScope(shield=True):  # a finished game is always recorded
+                    async with self.write_lock:
+                        self._record(tid, game, record, config)
+                if record.status == "void":
+                    summary.void += 1
+                    summary.void_reasons.append(f"game {gid}: {record.void_reason.splitlines()[0]}")
+                else:
+                    summary.played += 1
+                    done += 1
+                self.rep.game_done(game, record, done, summary.total)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._watch_signals, nursery.cancel_scope, summary)
+            async with trio.open_nursery() as games:
+                for _ in range(jobs):
+                    games.start_soon(worker)
+            nursery.cancel_scope.cancel()  # all played: stop watching signals
+
+    async def _watch_signals(self, scope: trio.CancelScope, summary: RunSummary) -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                summary.interrupted = True
+                scope.cancel()
+                return
+
+    def _record(self, tid: str, game: ScheduledGame, record: GameRecord, config: GameConfig) -> None:
+        t = time.perf_counter()
+        rel = replay_relpath(record.game_id)
+        write_replay(self.s.results / rel, record.replay, durable=False)
+        n = config.players  # the dummy seat (if any) is not a bot: not stored
+        timing = record.replay.timing or {}
+        mean_ms = list(timing.get("mean_ms") or [None] * n)[:n]
+        max_ms = list(timing.get("max_ms") or [None] * n)[:n]
+        entrants = [self.entrants[name] for name in game.seats]
+        self.store.add_game(
+            NewGame(
+                id=record.game_id,
+                status=record.status,
+                set_id=game.set_id,
+                seed=game.seed,
+                players=n,
+                variant=config.variant.value,
+                rules=RULES_VERSION,
+                time_settings=time_dict(self.s.time),
+                duration_s=record.duration_s,
+                replay=rel,
+                bot_ids=[e.row.id for e in entrants],
+                points=(record.scores or [0] * n)[:n],
+                puddings=(record.puddings or [0] * n)[:n],
+                ranks=(record.ranks or [0] * n)[:n],
+                autopilot=record.autopilot[:n],
+                faults=record.faults[:n],
+                mean_ms=mean_ms,
+                max_ms=max_ms,
+                void_reason=record.void_reason,
+            ),
+            tid,
+        )
+        self.store_seconds += time.perf_counter() - t
+
+
+def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None) -> RunSettings:
+    """RunSettings from option values (None = not given), over ``base``."""
+    s = base or RunSettings(bots_dir=Path("."))
+    changes: dict[str, Any] = {}
+    for key in ("players", "deals", "seatings", "games", "seed", "gauntlet", "jobs", "name"):
+        if options.get(key) is not None:
+            changes[key] = options[key]
+    if options.get("bots") is not None:
+        changes["bots_dir"] = Path(options["bots"])
+    if options.get("results") is not None:
+        changes["results"] = Path(options["results"])
+    if options.get("variant") is not None:
+        try:
+            changes["variant"] = Variant(options["variant"])
+        except ValueError:
+            raise ArenaError(
+                f"variant must be one of {', '.join(v.value for v in Variant)}, not {options['variant']!r}"
+            ) from None
+    time_changes = {k: options[k] for k in ("hello_ms", "turn_ms", "bank_ms", "time_scale", "no_timeout") if options.get(k) is not None}
+    if time_changes:
+        try:
+            changes["time"] = replace(s.time, **time_changes)
+        except ValueError as exc:
+            raise ArenaError(str(exc)) from None
+    return replace(s, **changes)
+

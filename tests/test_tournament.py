@@ -1,0 +1,261 @@
+"""`arena run` end to end, with real bot processes: a tournament completes, is
+deterministic, resumes after SIGKILL or Ctrl-C without losing or repeating a game,
+grows as a ladder, and skips bots that cannot take part."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from arena.cli import app
+from arena.store import DB_NAME, open_store
+from arena.tournament import RunSettings, game_id, load_config, run_tournament, settings_from
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "example_bots"
+FAST = ("random", "greedy", "minimal")
+
+
+def make_bots(folder: Path, names: tuple[str, ...] = FAST) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        shutil.copytree(EXAMPLES / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return folder
+
+
+def run_cli(*args: str) -> dict:
+    result = CliRunner().invoke(app, ["run", *args, "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def game_ids(results: Path) -> set[str]:
+    with open_store(results, create=False) as store:
+        return {g.id for g in store.games()}
+
+
+def table(doc: dict) -> list[tuple]:
+    return [(r["bot"], r["elo"], r["elo_low"], r["elo_high"], r["games"], r["wins"]) for r in doc["rows"]]
+
+
+def test_run_completes_and_ranks_random_below_greedy(tmp_path: Path) -> None:
+    bots = make_bots(tmp_path / "bots")
+    doc = run_cli("--bots", str(bots), "--results", str(tmp_path / "res"), "--players", "2", "--deals", "6")
+    # 3 bots, 2 seats: 3 tables × 2 rotations × 6 deals
+    assert doc["run"] == {**doc["run"], "played": 36, "already": 0, "total": 36, "void": 0, "interrupted": False}
+    assert doc["games"] == 36
+    ranks = {r["bot"]: r["rank"] for r in doc["rows"]}
+    assert ranks["greedy"] < ranks["random"]
+    for row in doc["rows"]:
+        assert set(row) >= {"rank", "bot", "version", "elo", "elo_low", "elo_high", "games", "wins", "mean_points", "mean_rank", "faults"}
+        assert row["elo_low"] <= row["elo"] <= row["elo_high"]
+        assert row["games"] == 24
+    assert doc["skipped"] == []
+    res = tmp_path / "res"
+    assert json.loads((res / "leaderboard.json").read_text())["rows"] == doc["rows"]
+    assert "| 1 |" in (res / "leaderboard.md").read_text()
+    # Every game has its replay, and every replay re-simulates exactly.
+    verify = CliRunner().invoke(app, ["verify", str(res / "replays"), "--json"])
+    assert verify.exit_code == 0, verify.output
+    assert json.loads(verify.stdout) == {"checked": 36, "failed": 0, "failures": []}
+    # Re-running plays nothing and gives the same table.
+    again = run_cli("--bots", str(bots), "--results", str(tmp_path / "res"), "--players", "2", "--deals", "6")
+    assert again["run"]["played"] == 0 and again["run"]["already"] == 36
+    assert table(again) == table(doc)
+
+
+def test_same_seed_same_games_and_same_table(tmp_path: Path) -> None:
+    bots = make_bots(tmp_path / "bots")
+    args = ["--bots", str(bots), "--players", "3", "--deals", "2", "--seed", "11"]
+    a = run_cli(*args, "--results", str(tmp_path / "a"))
+    b = run_cli(*args, "--results", str(tmp_path / "b"))
+    assert game_ids(tmp_path / "a") == game_ids(tmp_path / "b")
+    assert table(a) == table(b)
+    with open_store(tmp_path / "a") as sa, open_store(tmp_path / "b") as sb:
+        pa = {g.id: [s.points for s in g.seats] for g in sa.games()}
+        pb = {g.id: [s.points for s in g.seats] for g in sb.games()}
+    assert pa == pb
+    c = run_cli(*args[:-1], "12", "--results", str(tmp_path / "c"))
+    assert game_ids(tmp_path / "c").isdisjoint(game_ids(tmp_path / "a"))
+    assert c["games"] == a["games"]
+
+
+def test_a_game_id_hashes_what_decides_the_game_only() -> None:
+    from arena.engine import GameConfig
+    from arena.referee import TimeSettings
+
+    cfg = GameConfig(2)
+    ts = TimeSettings()
+    base = game_id(cfg, 5, ["aa", "bb"], ts)
+    assert game_id(cfg, 5, ["aa", "bb"], TimeSettings()) == base
+    assert game_id(cfg, 6, ["aa", "bb"], ts) != base  # deal
+    assert game_id(cfg, 5, ["bb", "aa"], ts) != base  # seating
+    assert game_id(cfg, 5, ["aa", "cc"], ts) != base  # a bot's content
+    assert game_id(cfg, 5, ["aa", "bb"], TimeSettings(turn_ms=500)) != base  # time
+    assert game_id(GameConfig(2, "alternate"), 5, ["aa", "bb"], ts) != base  # variant
+
+
+def test_ladder_adding_a_bot_plays_only_its_games(tmp_path: Path) -> None:
+    bots = make_bots(tmp_path / "bots", ("random", "greedy"))
+    res = tmp_path / "res"
+    first = run_cli("--bots", str(bots), "--results", str(res), "--players", "2", "--deals", "2")
+    assert first["run"]["played"] == 4
+    before = game_ids(res)
+    make_bots(bots, ("minimal",))
+    second = run_cli("--bots", str(bots), "--results", str(res), "--players", "2", "--deals", "2")
+    # 3 tables now; the old one's 4 games are reused, the 2 new tables' 8 are played.
+    assert second["run"] == {**second["run"], "total": 12, "already": 4, "played": 8}
+    after = game_ids(res)
+    assert before <= after and len(after) == 12
+    with open_store(res) as store:
+        new = [g for g in store.games() if g.id not in before]
+    assert all("minimal" in {s.bot.name for s in g.seats} for g in new)
+    # A changed bot is a new version: rated apart, the old version's games stay.
+    (bots / "greedy" / "NOTES.txt").write_text("tuned\n")
+    third = run_cli("--bots", str(bots), "--results", str(res), "--players", "2", "--deals", "2")
+    assert third["run"]["played"] == 8  # the two tables with the new greedy
+    assert len(game_ids(res)) == 20
+    lb = CliRunner().invoke(app, ["leaderboard", str(res), "--all", "--players", "2", "--json"])
+    rows = json.loads(lb.stdout)["rows"]
+    greedy_versions = {r["key"] for r in rows if r["bot"] == "greedy"}
+    assert len(greedy_versions) == 2
+
+
+def test_bots_that_cannot_take_part_are_reported_and_skipped(tmp_path: Path) -> None:
+    bots = make_bots(tmp_path / "bots", ("random", "greedy"))
+    broken_build = bots / "nobuild"
+    broken_build.mkdir()
+    (broken_build / "bot.toml").write_text('name = "nobuild"\nrun = ["./bot"]\nbuild = ["sh", "-c", "echo compiler says no >&2; exit 3"]\n')
+    (bots / "crasher.py").write_text("import sys\nsys.stderr.write('I give up\\n')\nsys.exit(2)\n")
+    bad = bots / "badtoml"
+    bad.mkdir()
+    (bad / "bot.toml").write_text("name = \n")
+    doc = run_cli("--bots", str(bots), "--results", str(tmp_path / "res"), "--players", "2", "--time-scale", "0.2")
+    assert {r["bot"] for r in doc["rows"]} == {"random", "greedy"}
+    skipped = {s["bot"]: s["reason"] for s in doc["skipped"]}
+    assert set(skipped) == {"nobuild", "crasher", "badtoml"}
+    assert "build failed" in skipped["nobuild"] and "build.log" in skipped["nobuild"]
+    assert "cannot start" in skipped["crasher"] and "I give up" in skipped["crasher"]
+    assert "bot.toml" in skipped["badtoml"]
+    assert doc["run"]["played"] == 2
+
+
+def test_too_few_bots_is_a_clear_error(tmp_path: Path) -> None:
+    bots = make_bots(tmp_path / "bots", ("random",))
+    result = CliRunner().invoke(app, ["run", "--bots", str(bots), "--results", str(tmp_path / "r")])
+    assert result.exit_code == 1
+    message = str(result.exception)
+    assert "1 bot(s) ready (random)" in message and "needs at least 2" in message
+
+
+def test_config_file_holds_the_settings_and_rejects_unknown_keys(tmp_path: Path) -> None:
+    make_bots(tmp_path / "bots", ("random", "greedy"))
+    cfg = tmp_path / "league.toml"
+    cfg.write_text('bots = "bots"\nresults = "out"\nplayers = 2\ndeals = 3\nseed = 4\n')
+    loaded = load_config(cfg)
+    assert loaded["bots"] == str(tmp_path / "bots") and loaded["deals"] == 3
+    s = settings_from(loaded, base=RunSettings(bots_dir=Path(loaded["bots"])))
+    assert (s.players, s.deals, s.seed, s.results) == (2, 3, 4, tmp_path / "out")
+    result = CliRunner().invoke(app, ["run", "--config", str(cfg), "--deals", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["run"]["total"] == 2  # --deals on the command line wins
+    cfg.write_text("plyers = 3\n")
+    with pytest.raises(Exception, match=r"league\.toml: unknown setting 'plyers'"):
+        load_config(cfg)
+    cfg.write_text('players = "four"\n')
+    with pytest.raises(Exception, match=r"league\.toml: setting 'players' must be int"):
+        load_config(cfg)
+
+
+def test_gauntlet_plays_only_that_bots_tables(tmp_path: Path) -> None:
+    bots = make_bots(tmp_path / "bots")
+    summary = run_tournament(
+        RunSettings(bots_dir=bots, results=tmp_path / "res", players=2, gauntlet="minimal", jobs=2)
+    )
+    assert summary.played == 4  # minimal vs random, minimal vs greedy, both seatings
+    with open_store(tmp_path / "res") as store:
+        assert all("minimal" in {s.bot.name for s in g.seats} for g in store.games())
+
+
+def _count_complete(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+        try:
+            return conn.execute("SELECT count(*) FROM games WHERE status = 'complete'").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def _arena(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+def _wait_for_games(db: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while _count_complete(db) < n:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, "the run did not record games in time"
+        time.sleep(0.02)
+
+
+def _children_of(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+@pytest.mark.parametrize("how", ["sigkill", "sigint"])
+def test_a_run_stopped_at_any_moment_resumes_without_losing_or_repeating_a_game(tmp_path: Path, how: str) -> None:
+    bots = make_bots(tmp_path / "bots")
+    args = ["--bots", str(bots), "--players", "2", "--deals", "5", "--seed", "3"]
+    reference = run_cli(*args, "--results", str(tmp_path / "ref"))
+    res = tmp_path / "res"
+    proc = _arena(*args, "--results", str(res))
+    _wait_for_games(res / DB_NAME, 4, proc)
+    bot_pids = _children_of(proc.pid)
+    if how == "sigkill":
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    else:
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+        assert proc.returncode == 130, stderr
+        assert b"run the same command again" in stderr
+    # No bot outlives the arena.
+    deadline = time.monotonic() + 5
+    while any(Path(f"/proc/{p}").exists() and "Z" not in (Path(f"/proc/{p}/stat").read_text().split()[2:3] or ["Z"]) for p in bot_pids):
+        assert time.monotonic() < deadline, f"bot processes left behind: {bot_pids}"
+        time.sleep(0.05)
+    kept = game_ids(res)
+    assert 4 <= len(kept) < 30
+    resumed = run_cli(*args, "--results", str(res))
+    assert resumed["run"]["already"] == len(kept)
+    assert resumed["run"]["played"] == 30 - len(kept)
+    assert game_ids(res) == game_ids(tmp_path / "ref")
+    assert table(resumed) == table(reference)
