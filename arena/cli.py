@@ -163,7 +163,13 @@ def _parse_turn(value: str | None) -> tuple[int, int] | None:
 
 @app.command("play")
 def play_command(
-    bots: Annotated[list[Path], typer.Argument(help="2 to 5 bots: folders with bot.toml, executables, .py or .js files.")],
+    bots: Annotated[
+        list[str],
+        typer.Argument(
+            help="2 to 5 bots: folders with bot.toml, executables, .py or .js files; "
+            "the word human seats you, playing in this terminal (no time limit)."
+        ),
+    ],
     seed: Annotated[int, typer.Option(min=0, help="The game's seed: same seed and bots, same game.")] = 0,
     variant: Annotated[Variant, typer.Option(help="Rules variant (dummy: 2 players and a dummy seat).")] = Variant.STANDARD,
     replay: Annotated[Path | None, typer.Option(help="Where to write the replay (default: results/play/GAME.json.gz).")] = None,
@@ -175,10 +181,10 @@ def play_command(
     no_timeout: NoTimeout = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Play one game among the given bots and print it."""
+    """Play one game among the given bots (or you and bots: `arena play human BOT`) and print it."""
     from arena.cli_render import render_game, replay_summary
     from arena.engine import GameConfig
-    from arena.play import play_one
+    from arena.play import is_human, play_one
 
     if not 2 <= len(bots) <= 5:
         raise ArenaError(f"a game needs 2 to 5 bots, {len(bots)} given")
@@ -188,8 +194,15 @@ def play_command(
         raise ArenaError(str(exc)) from None
     ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
     results = Path("results")
-    with err.status("playing…", spinner="dots") if err.is_terminal and not json_output else nullcontext():
-        outcome = play_one(bots, config, seed, ts, replay_path=None, build_cache=results / "build")
+    human = any(is_human(b) for b in bots)
+    # No spinner when a person plays: the game itself is on the terminal.
+    spinner = err.is_terminal and not json_output and not human
+    try:
+        with err.status("playing…", spinner="dots") if spinner else nullcontext():
+            outcome = play_one(bots, config, seed, ts, replay_path=None, build_cache=results / "build")
+    except KeyboardInterrupt:
+        err.print("interrupted: the game was not finished and no replay was written", highlight=False)
+        raise typer.Exit(130) from None
     path = replay or results / "play" / f"{outcome.record.game_id}.json.gz"
     from arena.replay import write_replay
 
