@@ -27,6 +27,7 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter, mul
 
 from arena.errors import ArenaError
 
@@ -179,30 +180,36 @@ class _PairData:
                     wins[1] += 1.0 - score
         self.bots = sorted(bots)
         index = {bot: i for i, bot in enumerate(self.bots)}
-        pair_index: dict[tuple[int, int], int] = {}
-        # Each set: the pair numbers it touches and the wins of the lower- and higher-numbered bot.
-        self.sets: list[tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...]]] = []
-        for sid in sorted(per_set):
-            keys, first, second = [], [], []
-            for (a, b), (wa, wb) in sorted(per_set[sid].items()):
+        self.set_count = len(per_set)
+        # Per pair of bots (i < j): the sets it occurs in, and i's and j's wins in each, so that
+        # a resample's totals are a gather and two dot products per pair, all run in C.
+        columns: dict[tuple[int, int], tuple[list[int], list[float], list[float]]] = {}
+        for number, sid in enumerate(sorted(per_set)):
+            for (a, b), (wa, wb) in per_set[sid].items():
                 pair = (index[a], index[b])
-                keys.append(pair_index.setdefault(pair, len(pair_index)))
-                first.append(wa)
-                second.append(wb)
-            self.sets.append((tuple(keys), tuple(first), tuple(second)))
-        self.pairs = list(pair_index)  # pair number -> (i, j), i < j
-        self.wins_i, self.wins_j = self.aggregate(Counter(range(len(self.sets))))
+                column = columns.get(pair)
+                if column is None:
+                    column = columns[pair] = ([], [], [])
+                column[0].append(number)
+                column[1].append(wa)
+                column[2].append(wb)
+        self.pairs = sorted(columns)  # pair number -> (i, j), i < j
+        self._columns = [columns[pair] for pair in self.pairs]
+        self._gathers = [itemgetter(*sets) for sets, _, _ in self._columns]
+        self.wins_i = [math.fsum(wa) for _, wa, _ in self._columns]
+        self.wins_j = [math.fsum(wb) for _, _, wb in self._columns]
 
-    def aggregate(self, counts: Mapping[int, int]) -> tuple[list[float], list[float]]:
-        """Total wins per pair over the sets, each taken ``counts[set]`` times."""
-        wi = [0.0] * len(self.pairs)
-        wj = [0.0] * len(self.pairs)
-        sets = self.sets
-        for s, c in counts.items():
-            keys, first, second = sets[s]
-            for k, a, b in zip(keys, first, second, strict=True):
-                wi[k] += c * a
-                wj[k] += c * b
+    def resample(self, rng: random.Random) -> tuple[list[float], list[float]]:
+        """Total wins per pair over as many sets as there are, drawn with replacement."""
+        m = self.set_count
+        counts = [0] * m
+        for s in rng.choices(range(m), k=m):
+            counts[s] += 1
+        wi, wj = [], []
+        for gather, (sets, wa, wb) in zip(self._gathers, self._columns, strict=True):
+            taken = gather(counts) if len(sets) > 1 else (counts[sets[0]],)
+            wi.append(float(sum(map(mul, taken, wa))))
+            wj.append(float(sum(map(mul, taken, wb))))
         return wi, wj
 
 
@@ -222,24 +229,28 @@ def _objective(r, pairs, wi, wj, precision) -> float:
 
 
 def _solve_spd(a: list[list[float]], g: list[float]) -> list[float]:
-    """Solve ``a x = g`` for a symmetric positive definite ``a`` (Cholesky; ``a`` is overwritten)."""
+    """Solve ``a x = g`` for a symmetric positive definite ``a`` by Cholesky, overwriting the
+    lower triangle of ``a`` with the factor (row-wise, so the inner products run in C)."""
     n = len(g)
     for k in range(n):
         row_k = a[k]
-        pivot = math.sqrt(row_k[k] - sum(v * v for v in row_k[:k]))
+        head = row_k[:k]
+        pivot = math.sqrt(row_k[k] - sum(map(mul, head, head)))
         row_k[k] = pivot
         for i in range(k + 1, n):
             row_i = a[i]
-            row_i[k] = (
-                row_i[k] - sum(x * y for x, y in zip(row_i[:k], row_k[:k], strict=True))
-            ) / pivot
-    y = [0.0] * n
-    for i in range(n):
+            row_i[k] = (row_i[k] - sum(map(mul, row_i[:k], head))) / pivot
+    y = list(g)
+    for i in range(n):  # L y = g
         row = a[i]
-        y[i] = (g[i] - sum(row[m] * y[m] for m in range(i))) / row[i]
-    x = [0.0] * n
-    for i in reversed(range(n)):
-        x[i] = (y[i] - sum(a[m][i] * x[m] for m in range(i + 1, n))) / a[i][i]
+        y[i] = (y[i] - sum(map(mul, row[:i], y[:i]))) / row[i]
+    x = y
+    for i in reversed(range(n)):  # L^T x = y, a column of L^T at a time
+        row = a[i]
+        x[i] /= row[i]
+        xi = x[i]
+        if xi:
+            x[:i] = [v - xi * c for v, c in zip(x[:i], row[:i], strict=True)]
     return x
 
 
@@ -250,15 +261,16 @@ def _newton(
     wj: list[float],
     precision: float,
     start: list[float] | None = None,
-    tolerance: float = 1e-10,
+    tolerance: float = 1e-9,
 ) -> list[float]:
     """Maximise the penalised Bradley-Terry log-likelihood; ratings in logits, mean zero.
 
     The objective is strictly concave (the prior adds ``precision`` to the diagonal of the
-    negated Hessian), so damped Newton converges from any start; it takes a handful of steps.
+    negated Hessian), so Newton's method, with its step halved while a long step would lower
+    the objective, converges from any start; it takes a handful of steps.
     """
     r = [0.0] * n if start is None else list(start)
-    current = _objective(r, pairs, wi, wj, precision)
+    current: float | None = None
     for _ in range(200):
         grad = [-precision * x for x in r]
         hess = [[0.0] * n for _ in range(n)]
@@ -277,15 +289,25 @@ def _newton(
             hess[i][j] -= h
             hess[j][i] -= h
         step = _solve_spd(hess, grad)
-        t = 1.0
-        while True:
-            trial = [x + t * s for x, s in zip(r, step, strict=True)]
-            value = _objective(trial, pairs, wi, wj, precision)
-            if value >= current - 1e-12 * (1.0 + abs(current)) or t < 1e-9:
-                break
-            t *= 0.5
-        r, current = trial, value
-        if max((abs(t * s) for s in step), default=0.0) < tolerance:
+        size = max(map(abs, step), default=0.0)
+        if size <= 1.0:
+            # Close to the optimum (within a logit) a full Newton step is safe and converges
+            # quadratically: no need to evaluate the objective.
+            r = [x + s for x, s in zip(r, step, strict=True)]
+            current = None
+        else:
+            if current is None:
+                current = _objective(r, pairs, wi, wj, precision)
+            t = 1.0
+            while True:
+                trial = [x + t * s for x, s in zip(r, step, strict=True)]
+                value = _objective(trial, pairs, wi, wj, precision)
+                if value >= current or t < 1e-6:
+                    break
+                t *= 0.5
+            r, current = trial, value
+            size *= t
+        if size < tolerance:
             break
     return r
 
@@ -371,14 +393,12 @@ def rate(
     n = len(data.bots)
     best = _newton(n, data.pairs, data.wins_i, data.wins_j, precision)
     elos = _to_elo(best, data.bots, mean, anchor)
-    if bootstrap == 0 or not data.sets:
+    if bootstrap == 0 or not data.set_count:
         return {bot: Rating(elo, math.nan, math.nan) for bot, elo in elos.items()}
     rng = random.Random(seed)
-    m = len(data.sets)
     samples: dict[str, list[float]] = {bot: [] for bot in data.bots}
     for _ in range(bootstrap):
-        counts = Counter(rng.choices(range(m), k=m))
-        wi, wj = data.aggregate(counts)
+        wi, wj = data.resample(rng)
         r = _newton(n, data.pairs, wi, wj, precision, start=best)
         for bot, elo in _to_elo(r, data.bots, mean, anchor).items():
             samples[bot].append(elo)
