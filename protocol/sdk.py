@@ -524,7 +524,7 @@ class Session:
             bot.log(
                 f"sdk: warning: your last action was not applied ({last.status}): {last.message}"
             )
-        if over.faults:
+        if any(over.faults.values()):  # a kind may be listed with 0
             bot.log(f"sdk: warning: faults this game: {over.faults} (game ended: {over.reason})")
         with contextlib.suppress(Exception):
             self.memory.apply_events(over.events)

@@ -27,7 +27,9 @@ from protocol import Action, HelloReply, Play, Reply, Request, Shutdown, decode_
 from protocol.sdk import Bot
 
 BOTS_DIR = ROOT / "example_bots"
-BOTS = ["random", "greedy", "minimal", "js-greedy", "c-greedy"]
+BOTS = ["random", "greedy", "mcts", "minimal", "js-greedy", "c-greedy"]
+# mcts in its deterministic mode (a fixed number of playouts): fast, and replayable.
+TEST_ENV = {"mcts": {"MCTS_ITERATIONS": "60"}}
 REPLY_TIMEOUT_S = 10.0
 
 # One process per bot plays all of these in a row (processes are reused across games).
@@ -82,6 +84,7 @@ class BotProcess:
     def __init__(self, name: str, folder: Path) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        env.update(TEST_ENV.get(name, {}))
         self.proc = subprocess.Popen(
             argv(manifest(name)["run"]), cwd=folder, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
