@@ -156,7 +156,7 @@ def write_replay(path: Path, replay: Replay, *, durable: bool = True) -> None:
     :meth:`arena.store.Store.completed_ids`). gzip's mtime is 0 so that the same game
     gives the same bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = gzip.compress(_encoder.encode(replay), compresslevel=6, mtime=0)
+    data = gzip.compress(_encoder.encode(replay), compresslevel=1, mtime=0)  # 3x faster than 6, files 1.3x larger
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:

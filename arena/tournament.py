@@ -25,10 +25,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import signal
+import threading
 import time
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -231,7 +233,9 @@ class RunSummary:
     interrupted: bool = False
     seconds: float = 0.0
     play_seconds: float = 0.0  # the games themselves (after every bot's start)
-    store_seconds: float = 0.0  # time spent writing replays and database rows
+    store_seconds: float = 0.0  # wall time the writer spent on replays and database rows
+    store_cpu_seconds: float = 0.0  # CPU time of that writing
+    play_cpu_seconds: float = 0.0  # CPU time of the whole arena process while the games ran
     void_reasons: list[str] = field(default_factory=list)
 
     @property
@@ -287,8 +291,7 @@ class _Run:
         self.idle: dict[str, list[Player]] = {}
         self.specs: dict[str, Any] = {}
         self.entrants: dict[str, Entrant] = {}
-        self.write_lock = trio.Lock()
-        self.store_seconds = 0.0
+        self.writer: _Writer | None = None
 
     async def main(self) -> RunSummary:
         t0 = time.monotonic()
@@ -342,11 +345,20 @@ class _Run:
                 already=len(schedule) - len(todo),
             )
             self.rep.planned(Plan(tid, players, self.s.variant.value, summary.total, summary.already, jobs))
-            t_play = time.monotonic()
-            await self._play_all(pool, config, tid, todo, jobs, summary)
+            t_play, c_play = time.monotonic(), time.process_time()
+            self.writer = _Writer(self._record)
+            try:
+                await self._play_all(pool, config, tid, todo, jobs, summary)
+            finally:
+                with trio.CancelScope(shield=True):  # every finished game reaches the store
+                    await trio.to_thread.run_sync(self.writer.close)
             summary.play_seconds = time.monotonic() - t_play
+            summary.play_cpu_seconds = time.process_time() - c_play
+            summary.store_seconds = self.writer.busy
+            summary.store_cpu_seconds = self.writer.cpu
+            if self.writer.error is not None:
+                raise self.writer.error
         summary.seconds = time.monotonic() - t0
-        summary.store_seconds = self.store_seconds
         return summary
 
     def _register(self, tid: str, players: int, cfg: Mapping[str, Any]) -> None:
@@ -406,18 +418,21 @@ class _Run:
         queue = iter(todo)
         done = summary.already
 
+        writer = self.writer
+        assert writer is not None
+
         async def worker() -> None:
             nonlocal done
             for game, gid in queue:  # a shared iterator: each game goes to one worker
+                if writer.error is not None:
+                    return  # the store failed: stop, the error is raised once all have stopped
                 players = [self._take(pool, name) for name in game.seats]
                 try:
                     record = await play_game(players, config, game.seed, time_settings=self.s.time, game_id=gid)
                 finally:
                     for name, p in zip(game.seats, players, strict=True):
                         self.idle[name].append(p)
-                with trio.CancelScope(shield=True):  # a finished game is always recorded
-                    async with self.write_lock:
-                        self._record(tid, game, record, config)
+                writer.submit(tid, game, record, config)
                 if record.status == "void":
                     summary.void += 1
                     summary.void_reasons.append(f"game {gid}: {record.void_reason.splitlines()[0]}")
@@ -441,7 +456,6 @@ class _Run:
                 return
 
     def _record(self, tid: str, game: ScheduledGame, record: GameRecord, config: GameConfig) -> None:
-        t = time.perf_counter()
         rel = replay_relpath(record.game_id)
         write_replay(self.s.results / rel, record.replay, durable=False)
         n = config.players  # the dummy seat (if any) is not a bot: not stored
@@ -473,7 +487,43 @@ class _Run:
             ),
             tid,
         )
-        self.store_seconds += time.perf_counter() - t
+
+
+class _Writer:
+    """The run's one writer: a thread that records finished games in the order they
+    finish (replay file, then the database transaction), so that the games never wait
+    for the disk and the bots' clocks never include it. The first failure (disk full,
+    a read-only folder) stops the recording; the run then stops with that error."""
+
+    def __init__(self, record: Callable[..., None]) -> None:
+        self._record = record
+        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self.error: ArenaError | None = None
+        self.busy = 0.0  # wall seconds spent writing
+        self.cpu = 0.0  # CPU seconds this thread spent writing (its own cost, whatever the GIL)
+        self._thread = threading.Thread(target=self._loop, name="arena-store-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, *args: Any) -> None:
+        self._queue.put(args)
+
+    def _loop(self) -> None:
+        while (item := self._queue.get()) is not None:
+            if self.error is not None:
+                continue
+            t, c = time.perf_counter(), time.thread_time()
+            try:
+                self._record(*item)
+            except Exception as exc:  # noqa: BLE001 - reported to the user with the game's id
+                record = item[2]
+                self.error = ArenaError(f"cannot record game {record.game_id}: {type(exc).__name__}: {exc}")
+            self.busy += time.perf_counter() - t
+            self.cpu += time.thread_time() - c
+
+    def close(self) -> None:
+        """Wait until every submitted game is written."""
+        self._queue.put(None)
+        self._thread.join()
 
 
 def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None) -> RunSettings:

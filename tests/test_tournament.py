@@ -259,3 +259,14 @@ def test_a_run_stopped_at_any_moment_resumes_without_losing_or_repeating_a_game(
     assert resumed["run"]["played"] == 30 - len(kept)
     assert game_ids(res) == game_ids(tmp_path / "ref")
     assert table(resumed) == table(reference)
+
+
+def test_a_store_that_cannot_be_written_stops_the_run_with_the_game_named(tmp_path: Path) -> None:
+    bots = make_bots(tmp_path / "bots", ("random", "greedy"))
+    res = tmp_path / "res"
+    res.mkdir()
+    (res / "replays").write_text("not a folder\n")
+    result = CliRunner().invoke(app, ["run", "--bots", str(bots), "--results", str(res), "--players", "2"])
+    assert result.exit_code == 1
+    assert "cannot record game" in str(result.exception)
+    assert (res / "replays").read_text() == "not a folder\n"
