@@ -5,6 +5,7 @@ grows as a ladder, and skips bots that cannot take part."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -270,3 +271,24 @@ def test_a_store_that_cannot_be_written_stops_the_run_with_the_game_named(tmp_pa
     assert result.exit_code == 1
     assert "cannot record game" in str(result.exception)
     assert (res / "replays").read_text() == "not a folder\n"
+
+
+def test_every_example_bot_plays_a_whole_tournament(tmp_path: Path) -> None:
+    """`arena run --bots example_bots/` with the mcts bot in its deterministic mode (a
+    small fixed number of playouts) so that the test is quick and the table repeatable."""
+    bots = tmp_path / "example_bots"
+    shutil.copytree(EXAMPLES, bots, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = bots / "mcts" / "bot.toml"
+    toml.write_text(toml.read_text() + 'env = { MCTS_ITERATIONS = "40" }\n')
+    expected = {"random", "greedy", "minimal", "mcts"}
+    if shutil.which("node"):
+        expected.add("js-greedy")
+    if shutil.which("cc"):
+        expected.add("c-greedy")
+    doc = run_cli("--bots", str(bots), "--results", str(tmp_path / "res"))
+    assert {r["bot"] for r in doc["rows"]} == expected, doc["skipped"]
+    assert doc["run"]["void"] == 0
+    assert doc["run"]["played"] == doc["run"]["total"] == 4 * math.comb(len(expected), 4)
+    assert all(sum(r["faults"].values()) == 0 for r in doc["rows"])
+    ranks = {r["bot"]: r["rank"] for r in doc["rows"]}
+    assert ranks["greedy"] < ranks["random"]
