@@ -52,7 +52,8 @@ def leaderboard_table(st: Any, *, title: str | None = None, live: bool = False) 
     )
     table.add_column("#", justify="right")
     table.add_column("bot", style="bold cyan", no_wrap=True)
-    table.add_column("ver", style="dim", no_wrap=True, max_width=12)
+    if not live:
+        table.add_column("ver", style="dim", no_wrap=True, max_width=12)
     table.add_column("Elo", justify="right", style="bold")
     if not live:
         table.add_column("95% CI", justify="right", style="dim", no_wrap=True)
@@ -61,13 +62,14 @@ def leaderboard_table(st: Any, *, title: str | None = None, live: bool = False) 
     table.add_column("faults", justify="right")
     for r in st.rows:
         faults = sum(r["faults"].values())
-        interval = [] if live else [f"{r['elo_low'] - r['elo']:+.0f} {r['elo_high'] - r['elo']:+.0f}"]
+        extra = [] if live else [f"{r['elo_low'] - r['elo']:+.0f} {r['elo_high'] - r['elo']:+.0f}"]
+        version = [] if live else [r["version"] or r["hash"][:8]]
         table.add_row(
             str(r["rank"]),
             r["label"],
-            r["version"] or r["hash"][:8],
+            *version,
             f"{r['elo']:.0f}",
-            *interval,
+            *extra,
             str(r["games"]),
             f"{r['wins']:g}",
             f"{r['mean_points']:.1f}",
