@@ -59,7 +59,19 @@ def results_of(games: Sequence[GameRow]) -> list[GameResult]:
     ]
 
 
-def pick_tournament(store: Store, tournament_id: str | None) -> TournamentRow:
+def pick_tournament(
+    store: Store, tournament_id: str | None, players: int | None = None, variant: str | None = None
+) -> TournamentRow:
+    """The tournament asked for, or the latest one (of that format, if one is given)."""
+    if tournament_id is None and (players is not None or variant is not None):
+        fitting = [
+            t for t in store.tournaments()
+            if (players is None or t.players == players) and (variant is None or t.variant == variant)
+        ]
+        if not fitting:
+            fmt = f"{players or 'any'} players, {variant or 'any variant'}"
+            raise ArenaError(f"{store.path}: no tournament of this format ({fmt})")
+        return fitting[-1]
     if tournament_id is not None:
         t = store.get_tournament(tournament_id)
         if t is None:
@@ -86,7 +98,7 @@ def standings(
 ) -> Standings:
     """The leaderboard of a tournament (default: the latest one), or with ``all_games``
     of every game of that format in the store (the ladder's whole history)."""
-    t = pick_tournament(store, tournament_id) if not all_games or players is None else None
+    t = pick_tournament(store, tournament_id, players, variant) if not all_games or players is None else None
     fmt_players = players if players is not None else t.players  # type: ignore[union-attr]
     fmt_variant = variant if variant is not None else (t.variant if t else "standard")
     games = store.games(None if all_games else t.id, players=fmt_players, variant=fmt_variant)  # type: ignore[union-attr]

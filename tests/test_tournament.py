@@ -292,3 +292,21 @@ def test_every_example_bot_plays_a_whole_tournament(tmp_path: Path) -> None:
     assert all(sum(r["faults"].values()) == 0 for r in doc["rows"])
     ranks = {r["bot"]: r["rank"] for r in doc["rows"]}
     assert ranks["greedy"] < ranks["random"]
+
+
+def test_ratings_are_kept_per_format_and_the_leaderboard_picks_the_format(tmp_path: Path) -> None:
+    bots = make_bots(tmp_path / "bots")
+    res = tmp_path / "res"
+    two = run_cli("--bots", str(bots), "--results", str(res), "--variant", "dummy")
+    three = run_cli("--bots", str(bots), "--results", str(res), "--players", "3", "--variant", "alternate")
+    assert two["format"] == {"players": 2, "variant": "dummy"} and two["games"] == 6
+    assert three["format"] == {"players": 3, "variant": "alternate"} and three["games"] == 3
+    latest = json.loads(CliRunner().invoke(app, ["leaderboard", str(res), "--json"]).stdout)
+    assert latest["format"] == three["format"]
+    picked = json.loads(CliRunner().invoke(app, ["leaderboard", str(res), "--players", "2", "--json"]).stdout)
+    assert picked["tournament"] == two["tournament"] and picked["rows"] == two["rows"]
+    missing = CliRunner().invoke(app, ["leaderboard", str(res), "--players", "5"])
+    assert missing.exit_code == 1 and "no tournament of this format" in str(missing.exception)
+    # Dummy games store the two bot seats only.
+    with open_store(res) as store:
+        assert all(len(g.seats) == 2 for g in store.games(two["tournament"]))
