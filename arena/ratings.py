@@ -381,7 +381,7 @@ def rate(
     from a private generator seeded with ``seed``, and refits; the interval is the central
     ``level`` share of the resampled ratings (percentiles, linearly interpolated). Deterministic,
     and independent of the order of the games. ``bootstrap=0`` skips it: ``low`` and ``high``
-    are NaN. With an anchor, every resample is anchored too, so the anchor's interval is empty
+    are NaN. With an anchor, every resample is anchored too, so the anchor's interval has no width
     and the others' are relative to it.
     """
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:

@@ -312,7 +312,9 @@ def make_schedule(
     - ``games=N`` caps the total. If the full design (tables x deals x seatings) holds more than
       N games, ``N // games-per-set`` whole duplicate sets are chosen instead by a greedy balanced
       design (see :func:`_balanced_sets`): every pair of bots meets about equally often and every
-      bot plays about equally often, deterministically from ``seed``.
+      bot plays about equally often, deterministically from ``seed``. Unlike the full design, a
+      capped one depends on every bot: adding a bot changes which sets are chosen (any set the
+      two designs share is still the same game, so a results store reuses it).
     - Order: a set's games are consecutive. Uncapped, round d plays every table's d-th deal,
       tables shuffled by deal seed; capped, sets come in the order the design chose them. Either
       way a run cut short has played a fair sample.
