@@ -287,3 +287,4 @@ def main() -> None:
 
 
 from arena import cli_run as _cli_run  # noqa: E402,F401  (registers run, leaderboard, games)
+from arena import cli_validate as _cli_validate  # noqa: E402,F401  (registers validate, submit)

@@ -1,0 +1,5 @@
+"""Broken on purpose for the validator's tests: see _broken.py."""
+
+from _broken import main
+
+main("illegal")
