@@ -295,3 +295,34 @@ def test_submit_never_leaves_a_half_copied_folder(tmp_path: Path, monkeypatch: p
         submit_bot(src, bots, TOURNAMENT, build_cache=tmp_path / "build")
     assert copied  # the copy did start
     assert list(bots.iterdir()) == []
+
+
+# -- the bot author's guide stays true -------------------------------------------------------------
+
+GUIDE = ROOT / "docs" / "writing-a-bot.md"
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_guides_sdk_bot_passes_validation(tmp_path: Path) -> None:
+    text = GUIDE.read_text(encoding="utf-8")
+    bot = tmp_path / "mybot"
+    bot.mkdir()
+    for name, lang in (("bot.toml", "toml"), ("bot.py", "python")):
+        body = re.search(rf"`mybot/{re.escape(name)}`\n\n```{lang}\n(.*?)```", text, re.S)
+        assert body is not None, f"the guide shows mybot/{name}"
+        (bot / name).write_text(body.group(1), encoding="utf-8")
+    report = run_validate(bot, tmp_path)
+    assert report.passed, failures(report)
+    assert report.bot == "mybot"
+
+
+def test_the_guides_links_into_protocol_md_exist() -> None:
+    protocol = (ROOT / "protocol" / "PROTOCOL.md").read_text(encoding="utf-8")
+    anchors = {_anchor(h) for h in re.findall(r"^#{2,3} (.+)$", protocol, re.M)}
+    linked = re.findall(r"\(\.\./protocol/PROTOCOL\.md#([^)]+)\)", GUIDE.read_text(encoding="utf-8"))
+    assert linked, "the guide links into PROTOCOL.md"
+    assert set(linked) <= anchors, set(linked) - anchors
