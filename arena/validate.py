@@ -421,14 +421,17 @@ class _Validator:
             reply = await self.player.start(ts)
         except BotFault as fault:
             section = MESSAGES if fault.kind == "protocol" else _FAULT_SECTION.get(fault.kind, MESSAGES)
+            hint = _FAULT_HINT.get(fault.kind, "")
+            if fault.kind == "crash" and fault.message.startswith("cannot start"):  # the process never ran
+                section = PACKAGING
+                hint = "the run command could not be started: check `run` (an argv, relative to the bot's folder)"
             self.hello_check = Check(
                 "hello",
                 False,
-                f"sent {sent}; got {fault.message}; expected {expected} (fault: {fault.kind}; {_FAULT_HINT.get(fault.kind, '')})",
+                f"sent {sent}; got {fault.message}; expected {expected} (fault: {fault.kind}; {hint})",
                 str(section),
                 summary=fault.message,
-                details=(("sent", sent), ("got", fault.message), ("expected", expected),
-                         ("fault", f"{fault.kind}: {_FAULT_HINT.get(fault.kind, '')}")),
+                details=(("sent", sent), ("got", fault.message), ("expected", expected), ("fault", f"{fault.kind}: {hint}")),
             )
             return False
         self.startup_ms = (trio.current_time() - t0) * 1000

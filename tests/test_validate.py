@@ -186,6 +186,17 @@ def test_a_bad_manifest_is_the_first_failed_check(tmp_path: Path) -> None:
     assert report.checks[0].protocol_section == "§15 Packaging your bot"
 
 
+def test_a_run_command_that_cannot_start_points_at_packaging(tmp_path: Path) -> None:
+    bot = tmp_path / "ghost"
+    bot.mkdir()
+    (bot / "bot.toml").write_text('run = ["./not-built-yet"]\n', encoding="utf-8")
+    report = run_validate(bot, tmp_path)
+    hello = check(report, "hello")
+    assert not hello.passed
+    assert "cannot start" in hello.message and "not-built-yet" in hello.message and "check `run`" in hello.message
+    assert hello.protocol_section == "§15 Packaging your bot"
+
+
 def test_a_failed_build_names_its_log(tmp_path: Path) -> None:
     bot = tmp_path / "unbuilt"
     bot.mkdir()
