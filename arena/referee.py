@@ -26,7 +26,20 @@ import msgspec
 import trio
 
 from arena import __version__
-from arena.bots import BotCrashed, BotError, BotSpec, BotStartError, Budget, LineTooLong, open_bot
+from arena.acts import ActWriter
+from arena.bots import (
+    BotCrashed,
+    BotError,
+    BotGroup,
+    BotSpec,
+    BotStartError,
+    BotTimeout,
+    BotWriteTimeout,
+    Budget,
+    LineTooLong,
+    Question,
+    open_bot,
+)
 from arena.engine import (
     RULES_VERSION,
     GameConfig,
@@ -36,10 +49,8 @@ from arena.engine import (
     apply_turn,
     check_play,
     deck_composition,
-    events,
     legal_plays,
     new_game,
-    observe,
     result,
 )
 from arena.replay import (
@@ -56,7 +67,6 @@ from protocol import (
     PROTOCOL_NAME,
     SUPPORTED_VERSIONS,
     Ack,
-    Act,
     Action,
     GameOver,
     GameStart,
@@ -64,7 +74,6 @@ from protocol import (
     HelloReply,
     LastAction,
     Limits,
-    Play,
     ProtocolDecodeError,
     Ready,
     Rules,
@@ -183,11 +192,16 @@ class Player:
     def running(self) -> bool:
         return self._proc is not None and self._proc.alive and not self._proc.broken
 
+    @property
+    def started(self) -> bool:
+        """Running, greeted, and not due for a restart: :meth:`start` has nothing to do."""
+        return self.running and not self.needs_restart and self.hello is not None
+
     async def start(self, time_settings: TimeSettings) -> HelloReply:
         """Start the process (if not running) and run the handshake. Raises
         :class:`BotFault` (kind ``crash``) if it cannot start or speaks no supported version."""
-        if self.running and not self.needs_restart and self.hello is not None:
-            return self.hello
+        if self.started:
+            return self.hello  # type: ignore[return-value]
         await self.close()
         self.needs_restart = False
         release, ended = trio.Event(), trio.Event()
@@ -265,18 +279,21 @@ class Player:
             except BotCrashed as exc:
                 self.needs_restart = True
                 raise BotFault("crash", str(exc)) from None
-            try:
-                reply = decode_reply(line)
-            except ProtocolDecodeError as exc:
-                raise BotFault("malformed", str(exc)) from None
-            if reply.re < request_id:
-                continue  # a late answer to an earlier request: never counts for this one
-            if reply.re != request_id:
-                raise BotFault("protocol", f"reply has re={reply.re}, expected re={request_id}")
-            if not isinstance(reply, expected):
-                got = type(reply).__name__
-                raise BotFault("protocol", f"expected a {_type_name(expected)!r} reply, got {_type_name(type(reply))!r} ({got})")
-            return reply
+            reply = _check_reply(line, request_id, expected)
+            if reply is not None:
+                return reply
+
+    def fault_for(self, error: BotError) -> BotFault:
+        """The fault for what the bot layer reported about one request to this bot."""
+        if isinstance(error, BotWriteTimeout):
+            self.needs_restart = True  # a partial message may have been written
+            return BotFault("timeout", "the bot did not read its input in time (write timed out)")
+        if isinstance(error, BotTimeout):
+            return BotFault("timeout", "no reply before the deadline")
+        if isinstance(error, LineTooLong):
+            return BotFault("malformed", f"a reply line longer than {self.max_line_bytes} bytes")
+        self.needs_restart = True
+        return BotFault("crash", str(error))
 
     async def request(self, message: Any, expected: type, timeout_s: float) -> tuple[Any, float]:
         """Send ``message`` and wait for its reply; returns the reply and elapsed seconds."""
@@ -316,6 +333,23 @@ class Player:
             release.set()
             with trio.CancelScope(shield=True):
                 await ended.wait()
+
+
+def _check_reply(line: bytes, request_id: int, expected: type) -> Any:
+    """The reply to ``request_id`` in ``line``, or None for a late reply to an earlier
+    request (it never counts for this one). Raises :class:`BotFault` for anything else."""
+    try:
+        reply = decode_reply(line)
+    except ProtocolDecodeError as exc:
+        raise BotFault("malformed", str(exc)) from None
+    if reply.re < request_id:
+        return None
+    if reply.re != request_id:
+        raise BotFault("protocol", f"reply has re={reply.re}, expected re={request_id}")
+    if not isinstance(reply, expected):
+        got = type(reply).__name__
+        raise BotFault("protocol", f"expected a {_type_name(expected)!r} reply, got {_type_name(type(reply))!r} ({got})")
+    return reply
 
 
 def _type_name(cls: type) -> str:
@@ -469,6 +503,8 @@ class _Referee:
         self.max_strikes = max_strikes
         self.replay = replay
         self.order_rng = random.Random(seed ^ 0x5EA75)  # write order of each turn's acts
+        self.acts = ActWriter(state, game_id)
+        self.group: BotGroup  # set by run()
         self.turn_s = time_settings.seconds(time_settings.turn_ms)
 
     # -- faults ----------------------------------------------------------------------
@@ -498,86 +534,112 @@ class _Referee:
 
     # -- the game --------------------------------------------------------------------
     async def run(self) -> None:
-        async with trio.open_nursery() as nursery:
-            for seat in self.seats:
-                if seat.player is not None:
+        with BotGroup() as self.group:
+            await self.start()
+            while not self.state.over:
+                await self.play_turn()
+            await self.finish()
+
+    async def start(self) -> None:
+        """Start (or restart) whoever needs it, then ``game_start`` to every seat at once."""
+        seats = [s for s in self.seats if s.player is not None]
+        cold = [s for s in seats if not s.player.started]  # type: ignore[union-attr]
+        if len(cold) == 1:
+            await self.start_seat(cold[0])
+        elif cold:
+            async with trio.open_nursery() as nursery:
+                for seat in cold:
                     nursery.start_soon(self.start_seat, seat)
-        while not self.state.over:
-            await self.play_turn()
-        await self.finish()
+        asking = [s for s in seats if not s.autopilot]
+        messages = [self.game_start(s) for s in asking]
+        timeouts = [s.player.timeout_s(self.ts, self.ts.hello_ms) for s in asking]  # type: ignore[union-attr]
+        outcomes = await self.ask(asking, messages, Ready, timeouts)
+        for seat in asking:
+            outcome = outcomes[seat.index]
+            if isinstance(outcome, BotFault):
+                self.not_ready(seat, outcome)
 
     async def start_seat(self, seat: _Seat) -> None:
         player = seat.player
         assert player is not None
         try:
             await player.start(self.ts)
-            msg = self.game_start(seat)
-            await player.request(msg, Ready, player.timeout_s(self.ts, self.ts.hello_ms))
         except BotFault as f:
-            self.fault(seat, "crash" if f.kind == "crash" else f.kind, f"game_start: {f.message}", round=0, turn=0)
-            if f.kind != "crash":
-                # A seat that cannot even get ready plays no part: autopilot now.
-                seat.autopilot = True
-                player.needs_restart = True
+            self.not_ready(seat, f)
 
-    def game_start(self, seat: _Seat) -> GameStart:
+    def not_ready(self, seat: _Seat, f: BotFault) -> None:
+        self.fault(seat, f.kind, f"game_start: {f.message}", round=0, turn=0)
+        if f.kind != "crash":
+            # A seat that cannot even get ready plays no part: autopilot now.
+            seat.autopilot = True
+            seat.player.needs_restart = True  # type: ignore[union-attr]
+
+    def game_start(self, seat: _Seat) -> bytes:
         config = self.config
         names = [s.bot for s in self.replay.seats]
         assert seat.player is not None
-        return GameStart(
-            id=seat.player.next_id(),
-            game_id=self.game_id,
-            seat=seat.index,
-            players=config.players,
-            seats=config.seats,
-            names=names,
-            rules=Rules(
-                rules_version=RULES_VERSION,
-                variant=config.variant.value,
-                hand_size=config.hand_size,
-                rounds=3,
-                directions=["left" if config.direction(r) > 0 else "right" for r in (1, 2, 3)],
-                deck=deck_composition(),
-            ),
-            time=TimeControl(turn_ms=self.ts.scaled_ms(self.ts.turn_ms), bank_ms=self.ts.scaled_ms(self.ts.bank_ms)),
-            seed=bot_seed(self.seed, seat.index),
+        return encode_line(
+            GameStart(
+                id=seat.player.next_id(),
+                game_id=self.game_id,
+                seat=seat.index,
+                players=config.players,
+                seats=config.seats,
+                names=names,
+                rules=Rules(
+                    rules_version=RULES_VERSION,
+                    variant=config.variant.value,
+                    hand_size=config.hand_size,
+                    rounds=3,
+                    directions=["left" if config.direction(r) > 0 else "right" for r in (1, 2, 3)],
+                    deck=deck_composition(),
+                ),
+                time=TimeControl(turn_ms=self.ts.scaled_ms(self.ts.turn_ms), bank_ms=self.ts.scaled_ms(self.ts.bank_ms)),
+                seed=bot_seed(self.seed, seat.index),
+            )
         )
 
     def banks_ms(self) -> list[int]:
         return [0 if not math.isfinite(s.bank_s) else round(s.bank_s * 1000) for s in self.seats]
 
-    def build_act(self, seat: _Seat, request_id: int, events_cache: dict[int, list[dict[str, Any]]]) -> Act:
-        state = self.state
-        obs = observe(state, seat.index)
-        cursor = seat.event_cursor
-        evs = events_cache.get(cursor)
-        if evs is None:
-            evs = events_cache[cursor] = events(state, cursor)
-        seat.event_cursor = len(state.log)
-        dummy = obs.dummy
-        legal = [Play(cards=p[:-1], dummy_card=p[-1]) if dummy else Play(cards=p) for p in obs.legal]
-        bank_ms = 0 if not math.isfinite(seat.bank_s) else round(seat.bank_s * 1000)
-        return Act(
-            id=request_id,
-            game_id=self.game_id,
-            seat=seat.index,
-            round=obs.round,
-            turn=obs.turn,
-            direction=obs.direction,
-            hand=obs.hand,  # engine Card structs encode exactly like protocol Cards
-            tableaus=obs.tableaus,
-            puddings=obs.puddings,
-            scores=obs.scores,
-            hand_sizes=obs.hand_sizes,
-            banks_ms=self.banks_ms(),
-            events=evs,
-            last_action=seat.last_action,
-            legal=legal,
-            dummy=dummy,
-            controller=obs.controller,
-            # An infinite bank means no deadline (--no-timeout, or an untimed player): 0.
-            time_ms=0 if not math.isfinite(seat.bank_s) else self.ts.scaled_ms(self.ts.turn_ms) + bank_ms,
-        )
+    async def ask(
+        self, seats: Sequence[_Seat], lines: Sequence[bytes], expected: type, timeouts_s: Sequence[float]
+    ) -> dict[int, tuple[Any, float] | BotFault]:
+        """Send each seat its line (the request whose id the seat's player handed out
+        last) and await every reply at once, each against its own timeout. Returns, per
+        seat index, the reply and the seconds it took, or the fault."""
+        outcomes: dict[int, tuple[Any, float] | BotFault] = {}
+        if not seats:
+            return outcomes
+        questions: list[Question] = []
+        asked: list[_Seat] = []
+        ids: list[int] = []
+        for seat, line, timeout_s in zip(seats, lines, timeouts_s, strict=True):
+            player = seat.player
+            assert player is not None
+            proc = player._proc
+            if proc is None:
+                outcomes[seat.index] = BotFault("crash", "the bot is not running")
+                continue
+            questions.append(Question(proc, line, timeout_s, player.max_line_bytes))
+            asked.append(seat)
+            ids.append(player._next_id - 1)
+
+        def accept(i: int, line: bytes) -> Any:
+            try:
+                return _check_reply(line, ids[i], expected)
+            except BotFault as fault:
+                return fault
+
+        answers = await self.group.exchange(questions, accept)
+        for seat, answer in zip(asked, answers, strict=True):
+            if isinstance(answer, BotError):
+                outcomes[seat.index] = seat.player.fault_for(answer)  # type: ignore[union-attr]
+            elif isinstance(answer.value, BotFault):
+                outcomes[seat.index] = answer.value
+            else:
+                outcomes[seat.index] = (answer.value, answer.elapsed_s)
+        return outcomes
 
     async def play_turn(self) -> None:
         state = self.state
@@ -593,41 +655,30 @@ class _Referee:
         plays: list[tuple[int, ...] | None] = [None] * self.config.players
         actions: dict[int, ActionRecord] = {}
         asking = [self.seats[i] for i in deciding if not self.seats[i].autopilot]
-        self.order_rng.shuffle(asking)
-        cache: dict[int, list[dict[str, Any]]] = {}
-        acts = {seat.index: self.build_act(seat, seat.player.next_id(), cache) for seat in asking}  # type: ignore[union-attr]
-        replies: dict[int, tuple[Any, float] | BotFault] = {}
-
-        async def ask(seat: _Seat) -> None:
-            player = seat.player
-            assert player is not None
-            act = acts[seat.index]
-            budget = self.turn_s + seat.bank_s
-            written = False
-            # One cancel scope for the write and the read (each scope costs ~10 µs):
-            # its deadline moves to "written + budget" once the act is fully written.
-            with trio.CancelScope(deadline=trio.current_time() + budget) as scope:
-                try:
-                    sent = await player.send(act, math.inf)
-                    written = True
-                    scope.deadline = sent + budget
-                    reply = await player.receive(act.id, Action, math.inf)
-                    replies[seat.index] = (reply, trio.current_time() - sent)
-                except BotFault as f:
-                    replies[seat.index] = f
-            if scope.cancelled_caught:
-                if written:
-                    replies[seat.index] = BotFault("timeout", "no reply before the deadline")
-                else:
-                    player.needs_restart = True  # a partial message may have been written
-                    replies[seat.index] = BotFault("timeout", "the bot did not read its input in time (write timed out)")
-
-        if len(asking) == 1:
-            await ask(asking[0])
-        elif asking:
-            async with trio.open_nursery() as nursery:
-                for seat in asking:
-                    nursery.start_soon(ask, seat)
+        self.order_rng.shuffle(asking)  # the write order of this turn's acts
+        writer = self.acts
+        lines: list[bytes] = []
+        timeouts: list[float] = []
+        if asking:
+            writer.begin_turn(self.banks_ms())
+            turn_ms = self.ts.scaled_ms(self.ts.turn_ms)
+            cursor = len(state.log)
+            for seat in asking:
+                bank_s = seat.bank_s
+                finite = math.isfinite(bank_s)
+                lines.append(
+                    writer.line(
+                        seat.index,
+                        request_id=seat.player.next_id(),  # type: ignore[union-attr]
+                        # An infinite bank means no deadline (--no-timeout, an untimed player): 0.
+                        time_ms=turn_ms + round(bank_s * 1000) if finite else 0,
+                        last_action=seat.last_action,
+                        events_since=seat.event_cursor,
+                    )
+                )
+                seat.event_cursor = cursor
+                timeouts.append(self.turn_s + bank_s)
+        replies = await self.ask(asking, lines, Action, timeouts)
 
         for seat_index in deciding:
             seat = self.seats[seat_index]
@@ -657,21 +708,26 @@ class _Referee:
             if over > 0:
                 seat.bank_s = max(0.0, seat.bank_s - over)
             debug = _cap_debug(reply.debug)
-            try:
-                ids = tuple(reply.cards) + ((reply.dummy_card,) if reply.dummy_card is not None else ())
-                if dummy and reply.dummy_card is None:
-                    raise BotFault("illegal", "you control the dummy this turn (R15): name its card in dummy_card")
-                if not dummy and reply.dummy_card is not None:
-                    raise BotFault("illegal", "dummy_card is only for the player controlling the dummy this turn (R15)")
-                play = check_play(state, seat_index, ids)
-                status, message = "ok", ""
-            except (PlayError, BotFault) as exc:
-                kind = exc.kind if isinstance(exc, BotFault) else "illegal"
-                text = exc.message if isinstance(exc, BotFault) else str(exc)
-                play = fallback_play(state, seat_index, self.seed)
-                self.fault(seat, kind, f"{text} (received cards={list(reply.cards)} dummy_card={reply.dummy_card})", round=rnd, turn=turn)
-                status = kind
-                message = f"{text}; a seeded random legal play was applied instead"
+            ids = tuple(reply.cards)
+            if reply.dummy_card is not None:
+                ids += (reply.dummy_card,)
+            if dummy == (reply.dummy_card is not None) and ids in writer.legal(seat_index):
+                play, status, message = ids, "ok", ""  # one of the plays the act listed
+            else:
+                try:
+                    if dummy and reply.dummy_card is None:
+                        raise BotFault("illegal", "you control the dummy this turn (R15): name its card in dummy_card")
+                    if not dummy and reply.dummy_card is not None:
+                        raise BotFault("illegal", "dummy_card is only for the player controlling the dummy this turn (R15)")
+                    play = check_play(state, seat_index, ids)
+                    status, message = "ok", ""
+                except (PlayError, BotFault) as exc:
+                    kind = exc.kind if isinstance(exc, BotFault) else "illegal"
+                    text = exc.message if isinstance(exc, BotFault) else str(exc)
+                    play = fallback_play(state, seat_index, self.seed)
+                    self.fault(seat, kind, f"{text} (received cards={list(reply.cards)} dummy_card={reply.dummy_card})", round=rnd, turn=turn)
+                    status = kind
+                    message = f"{text}; a seeded random legal play was applied instead"
             actions[seat_index] = _action(seat_index, play, dummy, status, elapsed, seat, message, debug)
             plays[seat_index] = play
             seat.last_action = _last(play, dummy, status, message, elapsed)
@@ -691,7 +747,7 @@ class _Referee:
         # Seats that ended on autopilot rank below every seat that did not (PROTOCOL.md).
         keys = [(not self.seats[i].autopilot, res.scores[i], res.puddings[i]) for i in range(players)]
         ranks = [1 + sum(1 for k in keys if k > key) for key in keys] + list(res.ranks[players:])
-        self.replay.events = events(state)
+        self.replay.events = self.acts.events_since(0)
         self.replay.rounds = summarize_rounds(self.replay.events, state.seats)
         self.replay.result = ResultSummary(
             scores=list(res.scores),
@@ -701,15 +757,12 @@ class _Referee:
             pudding_points=list(res.pudding_points),
             autopilot=[s.autopilot for s in self.seats],
         )
-        cache: dict[int, list[dict[str, Any]]] = {}
-
-        async def tell(seat: _Seat) -> None:
+        telling = [s for s in self.seats if s.player is not None and not s.autopilot]
+        messages: list[bytes] = []
+        for seat in telling:
             player = seat.player
             assert player is not None
-            cursor = seat.event_cursor
-            evs = cache.get(cursor)
-            if evs is None:
-                evs = cache[cursor] = events(state, cursor)
+            evs = self.acts.events_since(seat.event_cursor)
             msg = GameOver(
                 id=player.next_id(),
                 game_id=self.game_id,
@@ -721,15 +774,13 @@ class _Referee:
                 events=evs,
                 last_action=seat.last_action,
             )
-            try:
-                await player.request(msg, Ack, player.timeout_s(self.ts, max(self.ts.turn_ms, 1000)))
-            except BotFault as f:
-                self.fault(seat, f.kind, f"game_over: {f.message}", round=0, turn=0, strike=False)
-
-        async with trio.open_nursery() as nursery:
-            for seat in self.seats:
-                if seat.player is not None and not seat.autopilot:
-                    nursery.start_soon(tell, seat)
+            messages.append(encode_line(msg))
+        timeouts = [s.player.timeout_s(self.ts, max(self.ts.turn_ms, 1000)) for s in telling]  # type: ignore[union-attr]
+        outcomes = await self.ask(telling, messages, Ack, timeouts)
+        for seat in telling:
+            outcome = outcomes[seat.index]
+            if isinstance(outcome, BotFault):
+                self.fault(seat, outcome.kind, f"game_over: {outcome.message}", round=0, turn=0, strike=False)
 
 
 def _action(

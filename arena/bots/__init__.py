@@ -7,7 +7,11 @@ The referee's view of a bot::
         ...
 
 or, for a process that lives across games, ``bot = await nursery.start(serve_bot, spec)``
-and later ``await bot.aclose()``.
+and later ``await bot.aclose()``. To ask several bots at once from one task (every
+request written, then every reply read as it comes, each against its own deadline)::
+
+    with BotGroup() as group:
+        answers = await group.exchange([Question(bot, line, timeout_s) ...], accept)
 
 Everything public is re-exported here; the ``_modules`` are private.
 """
@@ -21,6 +25,7 @@ from ._errors import (
     LineTooLong,
     describe_returncode,
 )
+from ._group import Answer, BotGroup, Question
 from ._linereader import BoundedLineReader
 from ._process import DEFAULT_MAX_LINE, DEFAULT_STDERR_CAP, BotProcess, open_bot, serve_bot
 from ._spec import BotSpec, minimal_env
@@ -29,10 +34,12 @@ from ._timing import Bank, Budget, Reply, await_reply, request, send_request
 __all__ = [
     "DEFAULT_MAX_LINE",
     "DEFAULT_STDERR_CAP",
+    "Answer",
     "Bank",
     "Budget",
     "BotCrashed",
     "BotError",
+    "BotGroup",
     "BotProcess",
     "BotSpec",
     "BotStartError",
@@ -40,6 +47,7 @@ __all__ = [
     "BotWriteTimeout",
     "BoundedLineReader",
     "LineTooLong",
+    "Question",
     "Reply",
     "await_reply",
     "describe_returncode",

@@ -67,29 +67,62 @@ class BoundedLineReader:
             await trio.lowlevel.checkpoint_if_cancelled()
             waited = False
             while True:
-                if self._discarding:
-                    self._skip_rest_of_long_line()
-                if not self._discarding:
-                    line = self._take_line(max_bytes)
-                    if line is not None:
-                        if not waited:
-                            await trio.lowlevel.cancel_shielded_checkpoint()
-                        return line
+                line = self.take_buffered_line(max_bytes)
+                if line is not None:
+                    if not waited:
+                        await trio.lowlevel.cancel_shielded_checkpoint()
+                    return line
                 if self._eof:
                     partial = 0 if self._discarding else len(self._buf)
                     raise EOFError(partial)
-                if self._discarding:
-                    want = _DISCARD_READ
-                else:
-                    want = max(max_bytes + 2 - len(self._buf), _MIN_READ)
-                data = await self._receive_some(want)
+                data = await self._receive_some(self.wanted(max_bytes))
                 waited = True
-                if data:
-                    self._buf += data
-                else:
-                    self._eof = True
+                self.feed(data)
         finally:
             self._busy = False
+
+    # -- the synchronous core, also for callers that do their own waiting ----------------
+
+    @property
+    def busy(self) -> bool:
+        """A :meth:`receive_line` call is in progress (in another task)."""
+        return self._busy
+
+    def wanted(self, max_bytes: int) -> int:
+        """How many bytes the next read should ask for: the rest of a line of up to
+        ``max_bytes`` (at least a few KB), or a large chunk while skipping a long line."""
+        if self._discarding:
+            return _DISCARD_READ
+        return max(max_bytes + 2 - len(self._buf), _MIN_READ)
+
+    def feed(self, data: bytes) -> None:
+        """Add bytes read from the stream; ``b""`` means the stream has ended."""
+        if data:
+            self._buf += data
+        else:
+            self._eof = True
+
+    def feed_and_take(self, data: bytes, max_bytes: int) -> bytes | None:
+        """:meth:`feed` then :meth:`take_buffered_line`, without copying ``data`` when it
+        is exactly one whole line and nothing is buffered (the usual reply)."""
+        if data and not self._buf and not self._discarding:
+            end = data.find(b"\n")
+            if end == len(data) - 1:
+                stop = end - 1 if end > 0 and data[end - 1] == 0x0D else end
+                if stop <= max_bytes:
+                    return data[:stop]
+        self.feed(data)
+        return self.take_buffered_line(max_bytes)
+
+    def take_buffered_line(self, max_bytes: int) -> bytes | None:
+        """The next complete line already buffered (as :meth:`receive_line` returns it),
+        or None if more bytes are needed (or the stream has ended: see :attr:`at_eof`).
+        Raises :class:`LineTooLong` as :meth:`receive_line` does."""
+        if self._discarding:
+            self._skip_rest_of_long_line()
+            if self._discarding:
+                return None
+        return self._take_line(max_bytes)
 
     def _skip_rest_of_long_line(self) -> None:
         end = self._buf.find(b"\n")

@@ -69,7 +69,8 @@ class BotProcess:
         self.spec = spec
         self._popen = popen
         self._pidfd = pidfd
-        self._stdin = trio.lowlevel.FdStream(stdin_fd)
+        self._stdin = trio.lowlevel.FdStream(stdin_fd)  # non-blocking from here on
+        self._stdin_fd = stdin_fd
         # stdout is read straight from the fd, not through an FdStream, because a read
         # must be able to stop when the process exits (a grandchild may still hold the
         # pipe open) and then take whatever the bot wrote before exiting without waiting.
@@ -159,6 +160,75 @@ class BotProcess:
         except BaseException:
             self._broken = True
             raise
+
+    def try_send(self, data: bytes | memoryview) -> int | None:
+        """Write as much of ``data`` as the pipe takes now, without waiting: the number
+        of bytes written (0 when the pipe is full). Returns None, having written
+        nothing, when the pipe is broken: :meth:`send` then raises the full error.
+
+        For a caller that waits for writability itself (see :class:`BotGroup`); if it
+        gives up after writing part of a message, it must call :meth:`mark_broken`.
+        Raises :class:`BotCrashed` like :meth:`send` if the bot is closed or broken.
+        """
+        if self._closing:
+            raise BotCrashed("the bot is closed", bot=self.name, returncode=self._returncode)
+        if self._broken:
+            raise BotCrashed(
+                "an earlier write failed part-way; the bot must be restarted",
+                bot=self.name,
+                returncode=self._returncode,
+            )
+        try:
+            return os.write(self._stdin_fd, data)
+        except BlockingIOError:
+            return 0
+        except OSError:
+            return None
+
+    def mark_broken(self) -> None:
+        """Record that a message was left partly written: the bot must be restarted."""
+        self._broken = True
+
+    def try_receive_line(self, max_bytes: int = DEFAULT_MAX_LINE) -> bytes | None:
+        """The bot's next stdout line if one can be had without waiting, else None
+        (:meth:`receive_line` would wait; after the output ended it raises the crash).
+
+        Lines come in the same order, and with the same :class:`LineTooLong` handling,
+        as from :meth:`receive_line`; the two may be mixed, but not at the same time.
+        """
+        reader = self._reader
+        if reader.busy:
+            raise trio.BusyResourceError("another task is already reading lines from this bot")
+        try:
+            if reader.buffered or reader.at_eof:
+                line = reader.take_buffered_line(max_bytes)
+                if line is not None or reader.at_eof:
+                    return line
+            while not self._released:
+                try:
+                    data = os.read(self._stdout_fd, reader.wanted(max_bytes))
+                except BlockingIOError:
+                    return None
+                line = reader.feed_and_take(data, max_bytes)
+                if line is not None or reader.at_eof:
+                    return line
+            return None
+        except LineTooLong as exc:
+            raise LineTooLong(exc.reason, bot=self.name, limit=exc.limit) from None
+
+    @property
+    def output_ended(self) -> bool:
+        """The bot's stdout has reached its end (lines read before it may still be buffered)."""
+        return self._reader.at_eof
+
+    @property
+    def fds(self) -> tuple[int, int, int]:
+        """``(stdin, stdout, exit)``: the fds of the bot's stdin and stdout pipes, and one
+        that becomes readable when the main process exits. Valid until the bot is closed;
+        for waiting on with poll/epoll only (read and write through the methods above)."""
+        if self._released:
+            raise BotCrashed("the bot is closed", bot=self.name, returncode=self._returncode)
+        return self._stdin_fd, self._stdout_fd, self._pidfd
 
     async def receive_line(self, max_bytes: int = DEFAULT_MAX_LINE) -> bytes:
         """Return the bot's next stdout line, without ``\\n`` or ``\\r\\n``.

@@ -1,0 +1,212 @@
+"""The ``act`` a seat receives (protocol/PROTOCOL.md): the reference build, and the
+referee's fast encoder of a whole turn's acts.
+
+:func:`build_act` makes the :class:`protocol.Act` message from :func:`arena.engine.observe`
+(the one definition of what a seat may see); anything that wants to show a seat its act
+(a replay tool asking a bot about a recorded position, say) uses it.
+
+:class:`ActWriter` writes the same acts as lines, byte for byte what
+``encode_line(build_act(...))`` gives, for the referee's hot path: the parts every seat
+shares (tableaus, puddings, scores, hand sizes, banks, events since the previous turn) are
+built once per turn, and per seat only its own parts (id, seat, time, hand, legal plays,
+last action). Tests hold the two to byte equality over whole games of every variant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from arena.engine import KINDS, GameState, Variant, events, legal_plays, observe
+from protocol import Act, LastAction, Play
+
+__all__ = ["ActWriter", "build_act"]
+
+_encode = msgspec.json.Encoder().encode
+
+
+def build_act(
+    state: GameState,
+    seat: int,
+    *,
+    request_id: int,
+    game_id: str,
+    time_ms: int,
+    banks_ms: list[int],
+    last_action: LastAction | None,
+    events: list[dict[str, Any]],
+) -> Act:
+    """The ``act`` for ``seat`` now: what :func:`~arena.engine.observe` lets it see, with
+    the referee's request id, the seat's ``time_ms``, every seat's bank, what was applied
+    for the seat at its previous decision, and the public ``events`` since its previous
+    request (``arena.engine.events(state, cursor)``)."""
+    obs = observe(state, seat)
+    dummy = obs.dummy
+    legal = [Play(cards=p[:-1], dummy_card=p[-1]) if dummy else Play(cards=p) for p in obs.legal]
+    return Act(
+        id=request_id,
+        game_id=game_id,
+        seat=seat,
+        round=obs.round,
+        turn=obs.turn,
+        direction=obs.direction,
+        hand=obs.hand,  # engine Card structs encode exactly like protocol Cards
+        tableaus=obs.tableaus,
+        puddings=obs.puddings,
+        scores=obs.scores,
+        hand_sizes=obs.hand_sizes,
+        banks_ms=banks_ms,
+        events=events,
+        last_action=last_action,
+        legal=legal,
+        dummy=dummy,
+        controller=obs.controller,
+        time_ms=time_ms,
+    )
+
+
+class ActWriter:
+    """One game's acts as wire lines, equal byte for byte to
+    ``encode_line(build_act(...))``, with what all seats share built once per turn.
+
+    Call :meth:`begin_turn` after each change of the state (each applied turn), then
+    :meth:`line` for each seat asked this turn. Reads the state, never changes it.
+    """
+
+    def __init__(self, state: GameState, game_id: str) -> None:
+        self.state = state
+        kind_of = state.kind_of
+        # Every card as JSON, e.g. {"id":17,"card":"dumpling"} (the Card struct's encoding).
+        self._card = [b'{"id":%d,"card":"%s"}' % (c, KINDS[kind_of[c]].encode()) for c in range(len(kind_of))]
+        self._single = [b'{"cards":[%d]}' % c for c in range(len(kind_of))]
+        self._open = b'{"type":"act","id":'
+        self._game = b',"game_id":' + _encode(game_id) + b',"seat":'
+        self._dummy_variant = state.config.variant is Variant.DUMMY
+        self._turn_part = b""
+        self._shared_part = b""
+        self._legal: dict[int, list[tuple[int, ...]]] = {}
+        # The game's events so far, one per log entry (as dicts and as JSON), each made
+        # once: every act's events are a slice of them.
+        self._event_dicts: list[dict[str, Any]] = []
+        self._event_json: list[bytes] = []
+        self._events_by_entry = True  # False if the log ever stops mapping 1:1 to events
+        self._events_since: dict[int, bytes] = {}
+
+    def begin_turn(self, banks_ms: Sequence[int]) -> None:
+        """Build the parts every seat shares this turn; ``banks_ms`` is every seat's bank."""
+        state = self.state
+        wasabi_of = state.wasabi_of
+        card = self._card
+        kind_of = state.kind_of
+        tableaus = []
+        for tableau in state.tableaus:
+            parts = [
+                card[c] if c not in wasabi_of
+                else b'{"id":%d,"card":"%s","wasabi":%d}' % (c, KINDS[kind_of[c]].encode(), wasabi_of[c])
+                for c in tableau
+            ]
+            tableaus.append(b"[" + b",".join(parts) + b"]")
+        controller = state.controller if self._dummy_variant and not state.over else None
+        self._controller = controller
+        self._turn_part = b',"round":%d,"turn":%d,"direction":"%s","time_ms":' % (
+            state.round,
+            state.turn,
+            b"left" if state.direction > 0 else b"right",
+        )
+        self._shared_part = b"".join(
+            (
+                b',"controller":',
+                b"null" if controller is None else b"%d" % controller,
+                b',"tableaus":[',
+                b",".join(tableaus),
+                b'],"puddings":',
+                _encode(state.puddings()),
+                b',"scores":',
+                _encode(state.scores),
+                b',"hand_sizes":',
+                _encode([len(h) for h in state.hands]),
+                b',"banks_ms":',
+                _encode(banks_ms),
+                b',"last_action":',
+            )
+        )
+        self._events_since.clear()
+        self._legal.clear()
+
+    def events_since(self, cursor: int) -> list[dict[str, Any]]:
+        """``events(state, cursor)``, from the events already made where possible."""
+        state = self.state
+        if not self._events_by_entry:
+            return events(state, cursor)
+        done = len(self._event_dicts)
+        if done < len(state.log):
+            new = events(state, done)
+            if len(new) != len(state.log) - done:  # not one event per log entry
+                self._events_by_entry = False
+                return events(state, cursor)
+            self._event_dicts += new
+            self._event_json += [_encode(e) for e in new]
+        return self._event_dicts[cursor:]
+
+    def _events_line_part(self, cursor: int) -> bytes:
+        part = self._events_since.get(cursor)
+        if part is None:
+            evs = self.events_since(cursor)
+            if self._events_by_entry:
+                part = b"[" + b",".join(self._event_json[cursor:]) + b"]"
+            else:
+                part = _encode(evs)
+            self._events_since[cursor] = part
+        return part
+
+    def legal(self, seat: int) -> list[tuple[int, ...]]:
+        """``legal_plays(state, seat)`` this turn, computed once (the act lists it, and
+        the referee checks the reply against it)."""
+        plays = self._legal.get(seat)
+        if plays is None:
+            plays = self._legal[seat] = legal_plays(self.state, seat)
+        return plays
+
+    def line(
+        self, seat: int, *, request_id: int, time_ms: int, last_action: LastAction | None, events_since: int
+    ) -> bytes:
+        """``seat``'s act as one ``\\n``-terminated line; ``events_since`` is the seat's
+        event cursor (the events are those of ``events(state, events_since)``)."""
+        state = self.state
+        card = self._card
+        dummy = seat == self._controller
+        plays = self.legal(seat)
+        if dummy:
+            legal = b",".join(
+                b'{"cards":[%s],"dummy_card":%d}' % (b",".join(b"%d" % c for c in p[:-1]), p[-1]) for p in plays
+            )
+        else:
+            single = self._single
+            legal = b",".join(
+                single[p[0]] if len(p) == 1 else b'{"cards":[%s]}' % b",".join(b"%d" % c for c in p) for p in plays
+            )
+        evs = self._events_line_part(events_since)
+        # The dummy's pile is face down (R15): nobody sees it, not even "its" seat.
+        hand = state.hands[seat] if seat < state.config.players else ()
+        return b"".join(
+            (
+                self._open,
+                b"%d" % request_id,
+                self._game,
+                b"%d" % seat,
+                self._turn_part,
+                b"%d" % time_ms,
+                b',"hand":[',
+                b",".join([card[c] for c in hand]),
+                b'],"legal":[',
+                legal,
+                b'],"dummy":true' if dummy else b'],"dummy":false',
+                self._shared_part,
+                b"null" if last_action is None else _encode(last_action),
+                b',"events":',
+                evs,
+                b"}\n",
+            )
+        )
