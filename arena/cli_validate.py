@@ -110,8 +110,7 @@ def submit_command(
     time_scale: TimeScale = 1.0,
     no_timeout: NoTimeout = False,
 ) -> None:
-    """Validate a bot, then copy it into the bots folder under its name (refused if it fails
-    or if the name is taken there by a different bot)."""
+    """Validate a bot, then copy it into a bots folder under its name (refused if it fails, or if a different bot has that name there)."""
     from arena.validate import submit_bot
 
     ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
