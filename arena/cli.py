@@ -222,12 +222,43 @@ def play_command(
 def replay_command(
     file: Annotated[Path, typer.Argument(help="A replay file (*.json.gz).")],
     turn: Annotated[str | None, typer.Option("--turn", help="Show only turn ROUND.TURN, e.g. 2.3.")] = None,
+    ask: Annotated[
+        Path | None,
+        typer.Option(
+            "--ask",
+            help="Send BOT the act that --seat received at --turn (after hello and game_start) "
+            "and show its answer, whether it is legal, what was played then, and its time. "
+            "Exit code 1 unless the answer is legal.",
+            metavar="BOT",
+        ),
+    ] = None,
+    seat: Annotated[int | None, typer.Option("--seat", min=0, help="With --ask: the seat whose act to send.")] = None,
+    no_timeout: Annotated[
+        bool, typer.Option("--no-timeout", help="With --ask: wait for the answer however long it takes.")
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Show a recorded game turn by turn: hands, plays, tableaus, scores and faults."""
-    from arena.cli_render import render_game, replay_summary
+    """Show a recorded game turn by turn: hands, plays, tableaus, scores and faults;
+    or, with --ask, put one seat's recorded decision to a bot."""
+    from arena.cli_render import render_ask, render_game, replay_summary
     from arena.replay import ReplayError, read_replay
 
+    if ask is not None:
+        from arena.ask import ask_bot, parse_turn
+
+        if seat is None or turn is None:
+            raise ArenaError("--ask needs --seat S and --turn ROUND.TURN: the seat and the turn whose act to send")
+        rnd, turn_no = parse_turn(turn)
+        report = ask_bot(file, ask, seat, rnd, turn_no, build_cache=Path("results") / "build", no_timeout=no_timeout)
+        if json_output:
+            print(json.dumps(report.to_dict()))
+        else:
+            render_ask(out, report)
+        if not report.legal:
+            raise typer.Exit(1)
+        return
+    if seat is not None or no_timeout:
+        raise ArenaError("--seat and --no-timeout go with --ask BOT")
     only = _parse_turn(turn)
     try:
         rep = read_replay(file)

@@ -191,3 +191,59 @@ def replay_summary(replay: Replay) -> dict[str, Any]:
         },
         "faults": [{"seat": f.seat, "round": f.round, "turn": f.turn, "kind": f.kind, "message": f.message} for f in replay.faults],
     }
+
+
+def _play_text(kinds: list[str], cards: list[int], dummy_card: int | None) -> Text:
+    out = Text()
+    for i, c in enumerate(cards):
+        if i:
+            out.append(", ")
+        out.append_text(card_text(kinds[c]) if 0 <= c < len(kinds) else Text("?", style=FAULT_STYLE))
+        out.append(f" #{c}", style="dim")
+    if dummy_card is not None:
+        out.append("  → dummy: ")
+        out.append_text(card_text(kinds[dummy_card]) if 0 <= dummy_card < len(kinds) else Text("?", style=FAULT_STYLE))
+        out.append(f" #{dummy_card}", style="dim")
+    return out
+
+
+def render_ask(console: Console, report: Any) -> None:
+    """Print an :class:`arena.ask.AskReport`: the position, the bot's answer and time,
+    and what the recorded bot did there."""
+    act, kinds = report.act, report.kinds
+    console.print(
+        Text.assemble(
+            "Asked ", (report.bot, "bold"), f" for seat {report.seat} at round {report.round} turn {report.turn} ",
+            (f"of game {report.game_id} ({report.file})", "dim"),
+        )
+    )
+    hand = Text("hand: ")
+    hand.append_text(_play_text(kinds, [c.id for c in act.hand], None))
+    console.print(hand)
+    deadline = f"{act.time_ms} ms to answer" if act.time_ms else "no deadline"
+    extra = " · it controls the dummy: the answer names the dummy's card" if act.dummy else ""
+    console.print(f"{len(act.legal)} legal plays · {deadline}{extra}", highlight=False)
+    table = Table(show_header=True, title_justify="left")
+    for col in ("", "bot", "played", "status", "time"):
+        table.add_column(col, justify="right" if col == "time" else "left")
+    if report.answer is not None:
+        played = _play_text(kinds, list(report.answer.cards), report.answer.dummy_card)
+    else:
+        played = Text("no answer", style=FAULT_STYLE)
+    status = Text("✓ legal", style="green") if report.legal else Text(f"✗ {report.status}: {report.message}", style=FAULT_STYLE)
+    elapsed = f"{report.elapsed_ms:.1f} ms" if report.elapsed_ms is not None else "–"
+    table.add_row("answer", report.bot, played, status, elapsed)
+    rec = report.recorded
+    rec_status = Text(rec.status, style="" if rec.status == "ok" else FAULT_STYLE)
+    if rec.message:
+        rec_status.append(f": {rec.message}")
+    rec_elapsed = f"{rec.elapsed_ms:.1f} ms" if rec.elapsed_ms is not None else "–"
+    table.add_row("recorded", report.recorded_bot, _play_text(kinds, rec.cards, rec.dummy_card), rec_status, rec_elapsed)
+    console.print(table)
+    if report.answer is not None and report.legal:
+        same = "the same play as in the recorded game" if report.same_as_recorded else "a different play from the recorded game"
+        console.print(same, highlight=False)
+    if report.stderr.strip():
+        console.print(Text("the bot's stderr:", style="bold"))
+        console.print(Text("\n".join(report.stderr.rstrip().splitlines()[-20:]), style="dim"))
+    console.print(Text("--json prints the act itself, as sent", style="dim"))

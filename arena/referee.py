@@ -404,6 +404,37 @@ def bot_seed(game_seed: int, seat: int) -> int:
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
 
 
+def game_start_message(
+    config: GameConfig,
+    seat: int,
+    names: list[str],
+    game_id: str,
+    time_settings: TimeSettings,
+    game_seed: int,
+    request_id: int,
+) -> GameStart:
+    """The ``game_start`` a seat receives (also used to put a recorded position to a bot)."""
+    ts = time_settings
+    return GameStart(
+        id=request_id,
+        game_id=game_id,
+        seat=seat,
+        players=config.players,
+        seats=config.seats,
+        names=names,
+        rules=Rules(
+            rules_version=RULES_VERSION,
+            variant=config.variant.value,
+            hand_size=config.hand_size,
+            rounds=3,
+            directions=["left" if config.direction(r) > 0 else "right" for r in (1, 2, 3)],
+            deck=deck_composition(),
+        ),
+        time=TimeControl(turn_ms=ts.scaled_ms(ts.turn_ms), bank_ms=ts.scaled_ms(ts.bank_ms)),
+        seed=bot_seed(game_seed, seat),
+    )
+
+
 def default_game_id(config: GameConfig, seed: int, players: Sequence[Player], time_settings: TimeSettings) -> str:
     parts = [RULES_VERSION, config.variant.value, str(config.players), str(seed), repr(time_dict(time_settings))]
     parts += [f"{p.name}@{p.content_hash}" for p in players]
@@ -575,28 +606,10 @@ class _Referee:
             seat.player.needs_restart = True  # type: ignore[union-attr]
 
     def game_start(self, seat: _Seat) -> bytes:
-        config = self.config
-        names = [s.bot for s in self.replay.seats]
         assert seat.player is not None
+        names = [s.bot for s in self.replay.seats]
         return encode_line(
-            GameStart(
-                id=seat.player.next_id(),
-                game_id=self.game_id,
-                seat=seat.index,
-                players=config.players,
-                seats=config.seats,
-                names=names,
-                rules=Rules(
-                    rules_version=RULES_VERSION,
-                    variant=config.variant.value,
-                    hand_size=config.hand_size,
-                    rounds=3,
-                    directions=["left" if config.direction(r) > 0 else "right" for r in (1, 2, 3)],
-                    deck=deck_composition(),
-                ),
-                time=TimeControl(turn_ms=self.ts.scaled_ms(self.ts.turn_ms), bank_ms=self.ts.scaled_ms(self.ts.bank_ms)),
-                seed=bot_seed(self.seed, seat.index),
-            )
+            game_start_message(self.config, seat.index, names, self.game_id, self.ts, self.seed, seat.player.next_id())
         )
 
     def banks_ms(self) -> list[int]:
