@@ -207,6 +207,12 @@ def _play_text(kinds: list[str], cards: list[int], dummy_card: int | None) -> Te
     return out
 
 
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.2f} ms" if value < 10 else f"{value:,.0f} ms"
+
+
 def render_ask(console: Console, report: Any) -> None:
     """Print an :class:`arena.ask.AskReport`: the position, the bot's answer and time,
     and what the recorded bot did there."""
@@ -231,13 +237,13 @@ def render_ask(console: Console, report: Any) -> None:
     else:
         played = Text("no answer", style=FAULT_STYLE)
     status = Text("✓ legal", style="green") if report.legal else Text(f"✗ {report.status}: {report.message}", style=FAULT_STYLE)
-    elapsed = f"{report.elapsed_ms:.1f} ms" if report.elapsed_ms is not None else "–"
+    elapsed = _ms(report.elapsed_ms)
     table.add_row("answer", report.bot, played, status, elapsed)
     rec = report.recorded
     rec_status = Text(rec.status, style="" if rec.status == "ok" else FAULT_STYLE)
     if rec.message:
         rec_status.append(f": {rec.message}")
-    rec_elapsed = f"{rec.elapsed_ms:.1f} ms" if rec.elapsed_ms is not None else "–"
+    rec_elapsed = _ms(rec.elapsed_ms)
     table.add_row("recorded", report.recorded_bot, _play_text(kinds, rec.cards, rec.dummy_card), rec_status, rec_elapsed)
     console.print(table)
     if report.answer is not None and report.legal:

@@ -173,6 +173,20 @@ def test_leaving_the_table_puts_the_seat_on_autopilot(tmp_path: Path) -> None:
     assert [f.kind for f in rep.faults] == ["crash"]
 
 
+def test_ctrl_c_at_the_prompt_ends_the_game_with_a_clear_line(tmp_path: Path) -> None:
+    term = Terminal(
+        [sys.executable, "-m", "arena", "play", "human", str(ROOT / "example_bots" / "random"),
+         "--replay", str(tmp_path / "game.json.gz")],
+        cwd=tmp_path,
+    )
+    assert term.expect(PROMPT)
+    os.write(term.fd, b"\x03")  # the terminal turns it into SIGINT for the arena
+    assert term.wait() == 130
+    assert "interrupted: the game was not finished" in term.text()
+    assert "Traceback" not in term.text()
+    assert not (tmp_path / "game.json.gz").exists()
+
+
 def test_without_a_terminal_the_human_seat_fails_at_once_saying_why(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "arena", "play", "human", str(ROOT / "example_bots" / "random")],
