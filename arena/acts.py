@@ -19,12 +19,18 @@ from typing import Any
 
 import msgspec
 
-from arena.engine import KINDS, GameState, Variant, events, legal_plays, observe
+from arena.engine import DECK_SIZE, KINDS, GameState, Variant, events, legal_plays, observe
 from protocol import Act, LastAction, Play
 
 __all__ = ["ActWriter", "build_act"]
 
 _encode = msgspec.json.Encoder().encode
+_PAIR = b'{"cards":[%d,%d]}'
+_DUMMY_PAIR = b'{"cards":[%d],"dummy_card":%d}'
+_DUMMY_TRIPLE = b'{"cards":[%d,%d],"dummy_card":%d}'
+_ID_PART = [b'{"id":%d,"card":"' % c for c in range(DECK_SIZE)]
+_KIND_PART = [kind.encode() + b'"}' for kind in KINDS]
+_SINGLE = [b'{"cards":[%d]}' % c for c in range(DECK_SIZE)]  # a one-card play
 
 
 def build_act(
@@ -77,10 +83,9 @@ class ActWriter:
 
     def __init__(self, state: GameState, game_id: str) -> None:
         self.state = state
-        kind_of = state.kind_of
         # Every card as JSON, e.g. {"id":17,"card":"dumpling"} (the Card struct's encoding).
-        self._card = [b'{"id":%d,"card":"%s"}' % (c, KINDS[kind_of[c]].encode()) for c in range(len(kind_of))]
-        self._single = [b'{"cards":[%d]}' % c for c in range(len(kind_of))]
+        self._card = list(map(bytes.__add__, _ID_PART, map(_KIND_PART.__getitem__, state.kind_of)))
+        self._single = _SINGLE
         self._open = b'{"type":"act","id":'
         self._game = b',"game_id":' + _encode(game_id) + b',"seat":'
         self._dummy_variant = state.config.variant is Variant.DUMMY
@@ -93,21 +98,12 @@ class ActWriter:
         self._event_json: list[bytes] = []
         self._events_by_entry = True  # False if the log ever stops mapping 1:1 to events
         self._events_since: dict[int, bytes] = {}
+        self._tableaus: dict[int, tuple[list[int], bytes]] = {}  # per seat: its cards, as JSON
 
     def begin_turn(self, banks_ms: Sequence[int]) -> None:
         """Build the parts every seat shares this turn; ``banks_ms`` is every seat's bank."""
         state = self.state
-        wasabi_of = state.wasabi_of
-        card = self._card
-        kind_of = state.kind_of
-        tableaus = []
-        for tableau in state.tableaus:
-            parts = [
-                card[c] if c not in wasabi_of
-                else b'{"id":%d,"card":"%s","wasabi":%d}' % (c, KINDS[kind_of[c]].encode(), wasabi_of[c])
-                for c in tableau
-            ]
-            tableaus.append(b"[" + b",".join(parts) + b"]")
+        tableaus = [self._tableau_json(seat) for seat in range(len(state.tableaus))]
         controller = state.controller if self._dummy_variant and not state.over else None
         self._controller = controller
         self._turn_part = b',"round":%d,"turn":%d,"direction":"%s","time_ms":' % (
@@ -134,6 +130,29 @@ class ActWriter:
         )
         self._events_since.clear()
         self._legal.clear()
+
+    def _tableau_json(self, seat: int) -> bytes:
+        """The seat's tableau as JSON. A card's JSON never changes once it is in the
+        tableau (a nigiri's wasabi is fixed when it enters), so while the tableau only
+        grows, only the new cards are encoded."""
+        tableau = self.state.tableaus[seat]
+        known, json = self._tableaus.get(seat, ((), b"[]"))
+        k = len(known)
+        if len(tableau) < k or tableau[:k] != known:  # a new round, or chopsticks left
+            k, json = 0, b"[]"
+        if len(tableau) == k:
+            return json
+        wasabi_of = self.state.wasabi_of
+        card = self._card
+        new = b",".join(
+            [
+                card[c] if c not in wasabi_of else b'%s,"wasabi":%d}' % (card[c][:-1], wasabi_of[c])
+                for c in tableau[k:]
+            ]
+        )
+        json = json[:-1] + (b"," + new if k else new) + b"]"
+        self._tableaus[seat] = (tableau.copy(), json)
+        return json
 
     def events_since(self, cursor: int) -> list[dict[str, Any]]:
         """``events(state, cursor)``, from the events already made where possible."""
@@ -170,7 +189,7 @@ class ActWriter:
         return plays
 
     def line(
-        self, seat: int, *, request_id: int, time_ms: int, last_action: LastAction | None, events_since: int
+        self, seat: int, request_id: int, time_ms: int, last_action: LastAction | None, events_since: int
     ) -> bytes:
         """``seat``'s act as one ``\\n``-terminated line; ``events_since`` is the seat's
         event cursor (the events are those of ``events(state, events_since)``)."""
@@ -178,15 +197,11 @@ class ActWriter:
         card = self._card
         dummy = seat == self._controller
         plays = self.legal(seat)
-        if dummy:
-            legal = b",".join(
-                b'{"cards":[%s],"dummy_card":%d}' % (b",".join(b"%d" % c for c in p[:-1]), p[-1]) for p in plays
-            )
-        else:
+        if dummy:  # (own, dummy) or (own1, own2, dummy)
+            legal = b",".join([(_DUMMY_PAIR if len(p) == 2 else _DUMMY_TRIPLE) % p for p in plays])
+        else:  # (card,) or (card1, card2) with chopsticks
             single = self._single
-            legal = b",".join(
-                single[p[0]] if len(p) == 1 else b'{"cards":[%s]}' % b",".join(b"%d" % c for c in p) for p in plays
-            )
+            legal = b",".join([single[p[0]] if len(p) == 1 else _PAIR % p for p in plays])
         evs = self._events_line_part(events_since)
         # The dummy's pile is face down (R15): nobody sees it, not even "its" seat.
         hand = state.hands[seat] if seat < state.config.players else ()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import math
 import random
@@ -28,6 +29,7 @@ import trio
 from arena import __version__
 from arena.acts import ActWriter
 from arena.bots import (
+    Answer,
     BotCrashed,
     BotError,
     BotGroup,
@@ -41,6 +43,7 @@ from arena.bots import (
     open_bot,
 )
 from arena.engine import (
+    KINDS,
     RULES_VERSION,
     GameConfig,
     GameState,
@@ -95,7 +98,12 @@ DEFAULT_TIME = Budget()
 
 def time_dict(ts: Budget) -> dict[str, Any]:
     """The time settings as recorded in replays and game ids."""
-    return dataclasses.asdict(ts)
+    return dict(_time_items(ts))
+
+
+@functools.lru_cache(maxsize=64)
+def _time_items(ts: Budget) -> tuple[tuple[str, Any], ...]:
+    return tuple(dataclasses.asdict(ts).items())
 
 
 class BotFault(Exception):
@@ -367,6 +375,10 @@ class _Seat:
     event_cursor: int = 0
     last_action: LastAction | None = None
     elapsed: list[float] = field(default_factory=list)
+    # The request of the exchange under way, and what came of it (see _Referee.ask).
+    request_id: int = 0
+    question: Question | None = None
+    outcome: Any = None
 
 
 @dataclass(slots=True)
@@ -473,7 +485,7 @@ async def play_game(
         time=time_dict(time_settings),
         seats=[SeatInfo(seat=i, bot=p.name, version=p.version, hash=p.content_hash) for i, p in enumerate(players)]
         + ([SeatInfo(seat=2, bot="dummy")] if config.variant is Variant.DUMMY else []),
-        cards=[state.kind(c) for c in range(108)],
+        cards=[KINDS[k] for k in state.kind_of],
     )
     referee = _Referee(state, seats, config, seed, gid, time_settings, max_strikes, replay)
     try:
@@ -536,7 +548,9 @@ class _Referee:
         self.order_rng = random.Random(seed ^ 0x5EA75)  # write order of each turn's acts
         self.acts = ActWriter(state, game_id)
         self.group: BotGroup  # set by run()
+        self.rules: Rules | None = None  # the game_start rules, the same for every seat
         self.turn_s = time_settings.seconds(time_settings.turn_ms)
+        self.turn_ms = time_settings.scaled_ms(time_settings.turn_ms)
 
     # -- faults ----------------------------------------------------------------------
     def fault(self, seat: _Seat, kind: str, message: str, *, round: int, turn: int, strike: bool = True) -> None:
@@ -582,13 +596,16 @@ class _Referee:
                 for seat in cold:
                     nursery.start_soon(self.start_seat, seat)
         asking = [s for s in seats if not s.autopilot]
-        messages = [self.game_start(s) for s in asking]
-        timeouts = [s.player.timeout_s(self.ts, self.ts.hello_ms) for s in asking]  # type: ignore[union-attr]
-        outcomes = await self.ask(asking, messages, Ready, timeouts)
         for seat in asking:
-            outcome = outcomes[seat.index]
-            if isinstance(outcome, BotFault):
-                self.not_ready(seat, outcome)
+            player = seat.player
+            assert player is not None
+            line = self.game_start(seat)
+            self.question(seat, line, player.timeout_s(self.ts, self.ts.hello_ms))
+        await self.ask(asking, Ready)
+        for seat in asking:
+            if isinstance(seat.outcome, BotFault):
+                self.not_ready(seat, seat.outcome)
+            seat.outcome = None
 
     async def start_seat(self, seat: _Seat) -> None:
         player = seat.player
@@ -606,37 +623,59 @@ class _Referee:
             seat.player.needs_restart = True  # type: ignore[union-attr]
 
     def game_start(self, seat: _Seat) -> bytes:
+        config = self.config
         assert seat.player is not None
-        names = [s.bot for s in self.replay.seats]
+        if self.rules is None:
+            self.rules = Rules(
+                rules_version=RULES_VERSION,
+                variant=config.variant.value,
+                hand_size=config.hand_size,
+                rounds=3,
+                directions=["left" if config.direction(r) > 0 else "right" for r in (1, 2, 3)],
+                deck=deck_composition(),
+            )
         return encode_line(
-            game_start_message(self.config, seat.index, names, self.game_id, self.ts, self.seed, seat.player.next_id())
+            GameStart(
+                id=seat.player.next_id(),
+                game_id=self.game_id,
+                seat=seat.index,
+                players=config.players,
+                seats=config.seats,
+                names=[s.bot for s in self.replay.seats],
+                rules=self.rules,
+                time=TimeControl(turn_ms=self.ts.scaled_ms(self.ts.turn_ms), bank_ms=self.ts.scaled_ms(self.ts.bank_ms)),
+                seed=bot_seed(self.seed, seat.index),
+            )
         )
 
     def banks_ms(self) -> list[int]:
         return [0 if not math.isfinite(s.bank_s) else round(s.bank_s * 1000) for s in self.seats]
 
-    async def ask(
-        self, seats: Sequence[_Seat], lines: Sequence[bytes], expected: type, timeouts_s: Sequence[float]
-    ) -> dict[int, tuple[Any, float] | BotFault]:
-        """Send each seat its line (the request whose id the seat's player handed out
-        last) and await every reply at once, each against its own timeout. Returns, per
-        seat index, the reply and the seconds it took, or the fault."""
-        outcomes: dict[int, tuple[Any, float] | BotFault] = {}
-        if not seats:
-            return outcomes
+    def question(self, seat: _Seat, line: bytes, timeout_s: float) -> None:
+        """Make ``line`` (the request whose id the seat's player handed out last) the
+        seat's question for the next :meth:`ask`."""
+        player = seat.player
+        assert player is not None
+        seat.request_id = player._next_id - 1
+        proc = player._proc
+        seat.question = None if proc is None else Question(proc, line, timeout_s, player.max_line_bytes)
+
+    async def ask(self, seats: Sequence[_Seat], expected: type) -> None:
+        """Ask every seat its question at once, each against its own timeout, and set
+        each seat's ``outcome``: the reply and the seconds it took, or the fault."""
         questions: list[Question] = []
-        asked: list[_Seat] = []
         ids: list[int] = []
-        for seat, line, timeout_s in zip(seats, lines, timeouts_s, strict=True):
-            player = seat.player
-            assert player is not None
-            proc = player._proc
-            if proc is None:
-                outcomes[seat.index] = BotFault("crash", "the bot is not running")
-                continue
-            questions.append(Question(proc, line, timeout_s, player.max_line_bytes))
-            asked.append(seat)
-            ids.append(player._next_id - 1)
+        asked: list[_Seat] = []
+        for seat in seats:
+            q = seat.question
+            if q is None:
+                seat.outcome = BotFault("crash", "the bot is not running")
+            else:
+                questions.append(q)
+                ids.append(seat.request_id)
+                asked.append(seat)
+        if not questions:
+            return
 
         def accept(i: int, line: bytes) -> Any:
             try:
@@ -646,112 +685,139 @@ class _Referee:
 
         answers = await self.group.exchange(questions, accept)
         for seat, answer in zip(asked, answers, strict=True):
-            if isinstance(answer, BotError):
-                outcomes[seat.index] = seat.player.fault_for(answer)  # type: ignore[union-attr]
-            elif isinstance(answer.value, BotFault):
-                outcomes[seat.index] = answer.value
+            seat.question = None
+            if type(answer) is Answer:
+                value = answer.value
+                seat.outcome = value if type(value) is BotFault else (value, answer.elapsed_s)
             else:
-                outcomes[seat.index] = (answer.value, answer.elapsed_s)
-        return outcomes
+                seat.outcome = seat.player.fault_for(answer)  # type: ignore[union-attr,arg-type]
 
     async def play_turn(self) -> None:
         state = self.state
+        seats = self.seats
         rnd, turn = state.round, state.turn
         deciding = state.deciding_seats()
+        controller = state.controller
         record = TurnRecord(
             round=rnd,
             turn=turn,
             hands=[list(h) for h in state.hands],
-            controller=state.controller if state.controller >= 0 else None,
+            controller=controller if controller >= 0 else None,
             actions=[],
         )
-        plays: list[tuple[int, ...] | None] = [None] * self.config.players
-        actions: dict[int, ActionRecord] = {}
-        asking = [self.seats[i] for i in deciding if not self.seats[i].autopilot]
+        asking = [seats[i] for i in deciding if not seats[i].autopilot]
         self.order_rng.shuffle(asking)  # the write order of this turn's acts
         writer = self.acts
-        lines: list[bytes] = []
-        timeouts: list[float] = []
+        turn_ms, turn_s = self.turn_ms, self.turn_s
         if asking:
             writer.begin_turn(self.banks_ms())
-            turn_ms = self.ts.scaled_ms(self.ts.turn_ms)
             cursor = len(state.log)
+            line = writer.line
             for seat in asking:
                 bank_s = seat.bank_s
-                finite = math.isfinite(bank_s)
-                lines.append(
-                    writer.line(
-                        seat.index,
-                        request_id=seat.player.next_id(),  # type: ignore[union-attr]
-                        # An infinite bank means no deadline (--no-timeout, an untimed player): 0.
-                        time_ms=turn_ms + round(bank_s * 1000) if finite else 0,
-                        last_action=seat.last_action,
-                        events_since=seat.event_cursor,
-                    )
+                player = seat.player
+                assert player is not None
+                seat.request_id = request_id = player.next_id()
+                data = line(
+                    seat.index,
+                    request_id,
+                    # An infinite bank means no deadline (--no-timeout, an untimed player): 0.
+                    turn_ms + round(bank_s * 1000) if bank_s != math.inf else 0,
+                    seat.last_action,
+                    seat.event_cursor,
                 )
                 seat.event_cursor = cursor
-                timeouts.append(self.turn_s + bank_s)
-        replies = await self.ask(asking, lines, Action, timeouts)
+                proc = player._proc
+                seat.question = None if proc is None else Question(proc, data, turn_s + bank_s, player.max_line_bytes)
+            await self.ask(asking, Action)
 
+        plays: list[tuple[int, ...] | None] = [None] * self.config.players
+        actions = record.actions
         for seat_index in deciding:
-            seat = self.seats[seat_index]
-            dummy = seat_index == state.controller
-            outcome = replies.get(seat_index)
-            if outcome is None:  # on autopilot: no request
+            seat = seats[seat_index]
+            dummy = seat_index == controller
+            outcome = seat.outcome
+            seat.outcome = None
+            if type(outcome) is tuple:  # a reply (the usual case)
+                reply, elapsed = outcome
+                seat.elapsed.append(elapsed)
+                over = elapsed - turn_s
+                if over > 0:
+                    seat.bank_s = max(0.0, seat.bank_s - over)
+                dummy_card = reply.dummy_card
+                ids = tuple(reply.cards) if dummy_card is None else (*reply.cards, dummy_card)
+                if (dummy_card is not None) is dummy and ids in writer.legal(seat_index):
+                    play = ids  # one of the plays the act listed
+                    cards = reply.cards
+                    ms = round(elapsed * 1000, 3)
+                    bank_s = seat.bank_s
+                    actions.append(
+                        ActionRecord(
+                            seat=seat_index,
+                            cards=cards,
+                            dummy_card=dummy_card,
+                            elapsed_ms=ms,
+                            bank_ms=round(bank_s * 1000) if bank_s != math.inf else None,
+                            debug=_cap_debug(reply.debug),
+                        )
+                    )
+                    seat.last_action = LastAction(status="ok", cards=cards, dummy_card=dummy_card, message="", elapsed_ms=ms)
+                else:
+                    play = self.unlisted(seat, reply, ids, elapsed, dummy, actions)
+            elif outcome is None:  # on autopilot: no request
                 play = fallback_play(state, seat_index, self.seed)
-                actions[seat_index] = _action(seat_index, play, dummy, "autopilot", None, seat, "")
-                plays[seat_index] = play
-                continue
-            if isinstance(outcome, BotFault):
-                elapsed = None
-                if outcome.kind == "timeout":
-                    elapsed = self.turn_s + seat.bank_s
-                    seat.bank_s = 0.0
-                play = fallback_play(state, seat_index, self.seed)
-                message = f"{outcome.message}; a seeded random legal play was applied instead"
-                self.fault(seat, outcome.kind, outcome.message, round=rnd, turn=turn)
-                actions[seat_index] = _action(seat_index, play, dummy, outcome.kind, elapsed, seat, message)
-                plays[seat_index] = play
-                if outcome.kind != "crash":
-                    seat.last_action = _last(play, dummy, outcome.kind, message, elapsed)
-                continue
-            reply, elapsed = outcome
-            seat.elapsed.append(elapsed)
-            over = elapsed - self.turn_s
-            if over > 0:
-                seat.bank_s = max(0.0, seat.bank_s - over)
-            debug = _cap_debug(reply.debug)
-            ids = tuple(reply.cards)
-            if reply.dummy_card is not None:
-                ids += (reply.dummy_card,)
-            if dummy == (reply.dummy_card is not None) and ids in writer.legal(seat_index):
-                play, status, message = ids, "ok", ""  # one of the plays the act listed
+                actions.append(_action(seat_index, play, dummy, "autopilot", None, seat, ""))
             else:
-                try:
-                    if dummy and reply.dummy_card is None:
-                        raise BotFault("illegal", "you control the dummy this turn (R15): name its card in dummy_card")
-                    if not dummy and reply.dummy_card is not None:
-                        raise BotFault("illegal", "dummy_card is only for the player controlling the dummy this turn (R15)")
-                    play = check_play(state, seat_index, ids)
-                    status, message = "ok", ""
-                except (PlayError, BotFault) as exc:
-                    kind = exc.kind if isinstance(exc, BotFault) else "illegal"
-                    text = exc.message if isinstance(exc, BotFault) else str(exc)
-                    play = fallback_play(state, seat_index, self.seed)
-                    self.fault(seat, kind, f"{text} (received cards={list(reply.cards)} dummy_card={reply.dummy_card})", round=rnd, turn=turn)
-                    status = kind
-                    message = f"{text}; a seeded random legal play was applied instead"
-            actions[seat_index] = _action(seat_index, play, dummy, status, elapsed, seat, message, debug)
+                play = self.failed(seat, outcome, dummy, actions)
             plays[seat_index] = play
-            seat.last_action = _last(play, dummy, status, message, elapsed)
         if self.config.variant is Variant.DUMMY:
             for seat_index in range(2):
                 if seat_index not in deciding:
                     last = tuple(state.hands[seat_index])
-                    actions[seat_index] = ActionRecord(seat=seat_index, cards=list(last), status="auto")
+                    actions.append(ActionRecord(seat=seat_index, cards=list(last), status="auto"))
+            actions.sort(key=_by_seat)
         apply_turn(state, plays)  # every play was checked: a failure here is the referee's bug
-        record.actions = [actions[i] for i in sorted(actions)]
         self.replay.turns.append(record)
+
+    def failed(self, seat: _Seat, outcome: BotFault, dummy: bool, actions: list[ActionRecord]) -> tuple[int, ...]:
+        """No usable reply: a fault, and the seeded fallback play."""
+        state = self.state
+        elapsed = None
+        if outcome.kind == "timeout":
+            elapsed = self.turn_s + seat.bank_s
+            seat.bank_s = 0.0
+        play = fallback_play(state, seat.index, self.seed)
+        message = f"{outcome.message}; a seeded random legal play was applied instead"
+        self.fault(seat, outcome.kind, outcome.message, round=state.round, turn=state.turn)
+        actions.append(_action(seat.index, play, dummy, outcome.kind, elapsed, seat, message))
+        if outcome.kind != "crash":
+            seat.last_action = _last(play, dummy, outcome.kind, message, elapsed)
+        return play
+
+    def unlisted(
+        self, seat: _Seat, reply: Action, ids: tuple[int, ...], elapsed: float, dummy: bool, actions: list[ActionRecord]
+    ) -> tuple[int, ...]:
+        """A reply whose play the act did not list: say exactly what is wrong with it, and
+        apply the seeded fallback play instead."""
+        state = self.state
+        try:
+            if dummy and reply.dummy_card is None:
+                raise BotFault("illegal", "you control the dummy this turn (R15): name its card in dummy_card")
+            if not dummy and reply.dummy_card is not None:
+                raise BotFault("illegal", "dummy_card is only for the player controlling the dummy this turn (R15)")
+            play = check_play(state, seat.index, ids)
+            status, message = "ok", ""
+        except (PlayError, BotFault) as exc:
+            kind = exc.kind if isinstance(exc, BotFault) else "illegal"
+            text = exc.message if isinstance(exc, BotFault) else str(exc)
+            play = fallback_play(state, seat.index, self.seed)
+            received = f"(received cards={list(reply.cards)} dummy_card={reply.dummy_card})"
+            self.fault(seat, kind, f"{text} {received}", round=state.round, turn=state.turn)
+            status = kind
+            message = f"{text}; a seeded random legal play was applied instead"
+        actions.append(_action(seat.index, play, dummy, status, elapsed, seat, message, _cap_debug(reply.debug)))
+        seat.last_action = _last(play, dummy, status, message, elapsed)
+        return play
 
     async def finish(self) -> None:
         state = self.state
@@ -771,11 +837,9 @@ class _Referee:
             autopilot=[s.autopilot for s in self.seats],
         )
         telling = [s for s in self.seats if s.player is not None and not s.autopilot]
-        messages: list[bytes] = []
         for seat in telling:
             player = seat.player
             assert player is not None
-            evs = self.acts.events_since(seat.event_cursor)
             msg = GameOver(
                 id=player.next_id(),
                 game_id=self.game_id,
@@ -784,16 +848,15 @@ class _Referee:
                 ranks=ranks,
                 faults={k: v for k, v in seat.faults.items()},
                 reason="complete",
-                events=evs,
+                events=self.acts.events_since(seat.event_cursor),
                 last_action=seat.last_action,
             )
-            messages.append(encode_line(msg))
-        timeouts = [s.player.timeout_s(self.ts, max(self.ts.turn_ms, 1000)) for s in telling]  # type: ignore[union-attr]
-        outcomes = await self.ask(telling, messages, Ack, timeouts)
+            self.question(seat, encode_line(msg), player.timeout_s(self.ts, max(self.ts.turn_ms, 1000)))
+        await self.ask(telling, Ack)
         for seat in telling:
-            outcome = outcomes[seat.index]
-            if isinstance(outcome, BotFault):
-                self.fault(seat, outcome.kind, f"game_over: {outcome.message}", round=0, turn=0, strike=False)
+            if isinstance(seat.outcome, BotFault):
+                self.fault(seat, seat.outcome.kind, f"game_over: {seat.outcome.message}", round=0, turn=0, strike=False)
+            seat.outcome = None
 
 
 def _action(
@@ -827,6 +890,10 @@ def _last(play: tuple[int, ...], dummy: bool, status: str, message: str, elapsed
         message=message,
         elapsed_ms=0.0 if elapsed is None or not math.isfinite(elapsed) else round(elapsed * 1000, 3),
     )
+
+
+def _by_seat(action: ActionRecord) -> int:
+    return action.seat
 
 
 def _cap_debug(debug: Any) -> Any:

@@ -149,7 +149,7 @@ class BotGroup:
         results: list[Answer[T] | BotError | None] = [None] * len(questions)
         active: dict[BotProcess, Question] = {}
         later: list[Question] = []  # to finish through the bot's own awaitable methods
-        now = trio.current_time
+        now = trio.lowlevel.current_clock().current_time
         watched = self._watched
         for index, q in enumerate(questions):
             q._index = index

@@ -30,6 +30,7 @@ from ._linereader import BoundedLineReader
 from ._proctree import ProcessTree, become_subreaper, child_setup_hook
 from ._spec import BotSpec, minimal_env
 from ._tail import ByteTail
+from .sandbox import Jail, open_jail
 
 __all__ = ["DEFAULT_MAX_LINE", "DEFAULT_STDERR_CAP", "BotProcess", "open_bot", "serve_bot"]
 
@@ -65,8 +66,10 @@ class BotProcess:
         stdout_fd: int,
         stderr_fd: int,
         stderr_cap: int,
+        jail: Jail | None = None,
     ) -> None:
         self.spec = spec
+        self._jail = jail  # the sandbox's handle on the bot (limits, usage, whole-tree kill)
         self._popen = popen
         self._pidfd = pidfd
         self._stdin = trio.lowlevel.FdStream(stdin_fd)  # non-blocking from here on
@@ -123,6 +126,11 @@ class BotProcess:
         bytes replaced), after a ``[… N bytes dropped …]`` line if more were written.
         ``reset=True`` starts a new tail (e.g. per game) after returning this one."""
         return self._stderr_tail.text(reset=reset)
+
+    @property
+    def jail(self) -> Jail | None:
+        """The bot's sandbox (see :mod:`arena.bots.sandbox`), None without one."""
+        return self._jail
 
     @property
     def stderr_bytes(self) -> int:
@@ -287,6 +295,9 @@ class BotProcess:
         with trio.CancelScope(shield=True, deadline=trio.current_time() + _CRASH_REPORT_WAIT):
             await self._exited.wait()
             await self._stderr_done.wait()
+        why = self._jail.explain(self._returncode) if self._jail is not None else ""
+        if why:
+            what = f"{what} ({why})"
         return BotCrashed(
             what, bot=self.name, returncode=self._returncode, stderr_tail=self.stderr_tail()
         )
@@ -303,6 +314,8 @@ class BotProcess:
                     nursery.start_soon(self._watch_exit)
                     nursery.start_soon(self._drain_stderr)
                     nursery.start_soon(self._track_descendants, track_interval)
+                    if self._jail is not None:
+                        nursery.start_soon(self._jail.watch)
         finally:
             self._background_done.set()
 
@@ -325,6 +338,8 @@ class BotProcess:
                 continue
             if info.si_code == os.CLD_EXITED:
                 self._returncode = info.si_status
+                if self._jail is not None:  # bwrap reports the bot's death by a signal as 128 + N
+                    self._returncode = self._jail.returncode(info.si_status)
             else:
                 self._returncode = -info.si_status
         self._exited.set()
@@ -411,6 +426,8 @@ class BotProcess:
                     self._tree.scan()
         # Always finish with SIGKILL: group members we never saw may remain. Stop them
         # first, so nothing can fork between our last look at the tree and the kill.
+        if self._jail is not None:
+            self._jail.kill()  # the whole tree at once, wherever it hangs, where a cgroup allows
         for _ in range(5):
             self._signal_group(signal.SIGSTOP)
             self._tree.signal_all(signal.SIGSTOP)
@@ -453,6 +470,8 @@ class BotProcess:
         if self._released:
             return
         self._released = True
+        if self._jail is not None:
+            self._jail.close()
         self._stdin.close()
         self._stderr.close()
         for fd in (self._stdout_fd, self._pidfd):
@@ -465,6 +484,9 @@ def _spawn(spec: BotSpec, stderr_cap: int) -> BotProcess:
     """Start the process from the calling (trio) thread; see :func:`open_bot`."""
     become_subreaper()
     env = dict(spec.env) if spec.env is not None else minimal_env()
+    jail = open_jail(spec.name, spec.sandbox, list(spec.argv), env, spec.cwd)
+    argv, env = (jail.argv, jail.env) if jail is not None else (spec.argv, env)
+    preexec = jail.preexec(os.getpid()) if jail is not None else child_setup_hook(os.getpid())
     # Our own pipes (non-inheritable, PEP 446) rather than Popen's PIPE: Popen dups the
     # child ends onto fds 0-2 and keeps no file objects, so each fd has one owner.
     stdin_r, stdin_w = os.pipe()
@@ -473,7 +495,7 @@ def _spawn(spec: BotSpec, stderr_cap: int) -> BotProcess:
     try:
         # preexec_fn makes Popen fork rather than vfork; the hook only makes system calls.
         popen = subprocess.Popen(
-            spec.argv,
+            argv,
             stdin=stdin_r,
             stdout=stdout_w,
             stderr=stderr_w,
@@ -481,11 +503,13 @@ def _spawn(spec: BotSpec, stderr_cap: int) -> BotProcess:
             env=env,
             start_new_session=True,
             close_fds=True,
-            preexec_fn=child_setup_hook(os.getpid()),
+            preexec_fn=preexec,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         for fd in (stdin_w, stdout_r, stderr_r):
             os.close(fd)
+        if jail is not None:
+            jail.close()
         if isinstance(exc, OSError) and exc.strerror:
             reason = exc.strerror + (f": {exc.filename!r}" if exc.filename else "")
         else:
@@ -494,15 +518,19 @@ def _spawn(spec: BotSpec, stderr_cap: int) -> BotProcess:
     finally:
         for fd in (stdin_r, stdout_w, stderr_w):
             os.close(fd)
+    if jail is not None:
+        jail.started(popen.pid)
     try:
         pidfd = os.pidfd_open(popen.pid)  # Linux >= 5.3
     except OSError:  # pragma: no cover
         popen.kill()
         popen.wait()
+        if jail is not None:
+            jail.close()
         for fd in (stdin_w, stdout_r, stderr_r):
             os.close(fd)
         raise
-    return BotProcess(spec, popen, pidfd, stdin_w, stdout_r, stderr_r, stderr_cap)
+    return BotProcess(spec, popen, pidfd, stdin_w, stdout_r, stderr_r, stderr_cap, jail)
 
 
 @contextlib.asynccontextmanager
