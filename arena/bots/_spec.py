@@ -6,6 +6,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .sandbox import Sandbox
 
 __all__ = ["BotSpec", "minimal_env"]
 
@@ -28,12 +32,14 @@ class BotSpec:
 
     ``env`` is the complete environment of the bot; ``None`` means :func:`minimal_env`.
     ``argv`` may be given as any sequence of strings; it is stored as a tuple.
+    ``sandbox`` is how it is confined (:mod:`arena.bots.sandbox`); ``None``: not at all.
     """
 
     name: str
     argv: tuple[str, ...]
     cwd: Path
     env: Mapping[str, str] | None = field(default=None, hash=False)
+    sandbox: Sandbox | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.argv, str | bytes):

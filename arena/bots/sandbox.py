@@ -1,0 +1,737 @@
+"""Sandboxes for untrusted bots: three levels, per-bot limits, and each bot's CPU time
+and peak memory per game.
+
+Levels (``--sandbox``):
+
+- ``none``: the bot runs as the arena does (its own session; its tree ended on close).
+- ``limits``: also resource limits (CPU seconds per game, memory, open files, file size,
+  no core dumps, a process-count cap where a pids cgroup exists), a private temporary
+  folder (its HOME and TMPDIR, removed afterwards, capped in size) and an environment
+  cleared down to PATH, HOME, LANG, TMPDIR plus what the bot's ``bot.toml`` sets.
+- ``strict``: also, through bubblewrap (``bwrap``): no network (a network namespace of its
+  own), a read-only view of the system (``/usr`` and its links, the Python installation
+  and the arena's packages) with the bot's own folder read-only and a private, size-capped
+  ``/tmp`` as the only writable place, no view of other bots or of the results, its own
+  PID namespace (so the whole tree dies with it, double-forked grandchildren included),
+  and no capabilities. When the arena runs as root, the bot runs as an unprivileged user
+  id of its own (``setpriv``), so that the process-count limit holds; a pids cgroup caps
+  it too where there is one.
+
+Linux only; elsewhere (macOS) the arena runs bots at ``none`` with a warning.
+
+What a caller sees: :func:`resolve_level` picks the level of a run (and the one warning
+when ``strict`` is not available), :class:`SandboxSettings` carries it with the
+tournament's caps, :class:`Sandbox` is one bot's policy (in its
+:class:`~arena.bots.BotSpec`), :func:`open_jail` turns a spec into how to start it
+(used by ``open_bot``), and :func:`run_build` runs a bot's build step in the same sandbox.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import enum
+import importlib.util
+import logging
+import math
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+import trio
+
+from . import _cgroup
+from ._errors import BotStartError
+from ._proctree import child_setup_hook, children_of
+
+__all__ = [
+    "DEFAULT_CAPS",
+    "DEFAULT_LIMITS",
+    "Jail",
+    "Level",
+    "Limits",
+    "Sandbox",
+    "SandboxSettings",
+    "Usage",
+    "open_jail",
+    "resolve_level",
+    "run_build",
+    "strict_support",
+]
+
+log = logging.getLogger(__name__)
+
+_LINUX = sys.platform.startswith("linux")
+_MB = 1024 * 1024
+# How often a bot's CPU time, memory and temporary folder are looked at, in seconds.
+WATCH_INTERVAL = 0.2
+
+
+class Level(enum.Enum):
+    NONE = "none"
+    LIMITS = "limits"
+    STRICT = "strict"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """A bot's resource limits (``[limits]`` in bot.toml), or a tournament's caps on them.
+
+    ``cpu_s`` is CPU time per game (all the bot's processes and threads together: a bot
+    that thinks on two cores uses it twice as fast); the others hold at every moment.
+    """
+
+    memory_mb: int = 512  # all the bot's processes together (RAM, its /tmp included)
+    cpu_s: float = 60.0  # CPU seconds per game
+    processes: int = 64  # processes and threads at once
+    tmp_mb: int = 64  # its temporary folder, and the largest file it may write
+    open_files: int = 256  # per process
+
+    @classmethod
+    def from_table(cls, table: object, where: str, base: Limits | None = None) -> Limits:
+        """Limits from a TOML table over ``base`` (default: :data:`DEFAULT_LIMITS`);
+        errors name ``where`` and the key."""
+        base = base or DEFAULT_LIMITS
+        if not isinstance(table, Mapping):
+            raise ValueError(f"{where}: [limits] must be a table, e.g. [limits] memory_mb = 256")
+        known = {f.name: f.type for f in fields(cls)}
+        changes: dict[str, float | int] = {}
+        for key, value in table.items():
+            if key not in known:
+                raise ValueError(f"{where}: unknown limit {key!r} (known: {', '.join(known)})")
+            whole = key != "cpu_s"
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0 and math.isfinite(value)
+            if not ok or (whole and value != int(value)):
+                kind = "a positive whole number" if whole else "a positive number"
+                raise ValueError(f"{where}: limit {key!r} must be {kind}, not {value!r}")
+            changes[key] = int(value) if whole else float(value)
+        return replace(base, **changes)
+
+    def within(self, caps: Limits) -> Limits:
+        """These limits, each lowered to the cap if it asks for more."""
+        return Limits(
+            **{f.name: min(getattr(self, f.name), getattr(caps, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+        )
+
+    def over(self, caps: Limits) -> list[str]:
+        """The limits that ask for more than ``caps`` allow, as ``"memory_mb 4096 > 2048"``."""
+        return [
+            f"{f.name} {getattr(self, f.name):g} > {getattr(caps, f.name):g}"
+            for f in fields(self)
+            if getattr(self, f.name) > getattr(caps, f.name)
+        ]
+
+
+DEFAULT_LIMITS = Limits()
+"""What a bot gets when its bot.toml sets no ``[limits]``."""
+
+DEFAULT_CAPS = Limits(memory_mb=2048, cpu_s=600.0, processes=256, tmp_mb=1024, open_files=4096)
+"""The most a bot may ask for, unless the tournament sets other caps."""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSettings:
+    """A run's sandbox: its level and the caps on what a bot may ask for."""
+
+    level: Level = Level.STRICT
+    caps: Limits = DEFAULT_CAPS
+
+    def for_bot(self, path: Path, requested: Limits | None = None, *, writable: bool = False) -> Sandbox | None:
+        """The policy of one bot at ``path`` (its folder or single file): its own limits
+        (default :data:`DEFAULT_LIMITS`), each within the caps."""
+        limits = (requested or DEFAULT_LIMITS).within(self.caps)
+        return Sandbox(self.level, limits, Path(path), writable=writable)
+
+
+@dataclass(frozen=True, slots=True)
+class Sandbox:
+    """One bot's policy: the level, its limits, and the file or folder that is the bot
+    (visible read-only under ``strict``; read-write for a build step, ``writable``)."""
+
+    level: Level
+    limits: Limits
+    expose: Path
+    writable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What a bot used in one game: CPU time of all its processes, in milliseconds, and
+    the peak of their memory, in MiB (None where it could not be measured)."""
+
+    cpu_ms: float | None
+    peak_mb: float | None
+
+
+# -- what the machine supports ------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class StrictSupport:
+    ok: bool
+    missing: str  # what is missing and how to get it, when not ok
+    bwrap: str | None = None
+    setpriv: str | None = None
+
+
+_strict: StrictSupport | None = None
+_strict_lock = threading.Lock()
+
+
+def strict_support() -> StrictSupport:
+    """Whether ``strict`` works on this machine, probed once (it starts one sandbox)."""
+    global _strict
+    with _strict_lock:
+        if _strict is None:
+            _strict = _probe_strict()
+        return _strict
+
+
+def _probe_strict() -> StrictSupport:
+    if not _LINUX:
+        return StrictSupport(False, f"the strict sandbox needs Linux (this is {sys.platform})")
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return StrictSupport(
+            False, "bubblewrap (bwrap) is not installed: install it with `apt-get install bubblewrap` (Debian, Ubuntu) "
+            "or `dnf install bubblewrap` (Fedora)"
+        )
+    setpriv = None
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            return StrictSupport(False, "setpriv (from util-linux) is not installed: install util-linux", bwrap)
+    elif _cgroup.support().pids is None:
+        return StrictSupport(
+            False, "no pids cgroup for a process-count cap (the arena is not root): run it as root, or in a delegated "
+            "cgroup, e.g. `systemd-run --user --scope -p Delegate=yes arena ...`", bwrap
+        )
+    probe = StrictSupport(True, "", bwrap, setpriv)
+    here = Path(tempfile.gettempdir())
+    argv = _strict_argv(probe, Sandbox(Level.STRICT, DEFAULT_LIMITS, here), here, ["true"], uid=_UIDS.take())
+    try:
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return StrictSupport(False, f"bwrap cannot start a sandbox here: {exc}", bwrap)
+    finally:
+        _UIDS.give_back(argv)
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip().splitlines()
+        why = err[-1] if err else f"exit status {proc.returncode}"
+        return StrictSupport(
+            False, f"bwrap cannot make a sandbox here ({why}); it needs user namespaces, or to run as root", bwrap
+        )
+    return probe
+
+
+def resolve_level(requested: str | Level | None) -> tuple[Level, str | None]:
+    """The level a run uses, and a warning to show once (or None).
+
+    ``None`` (the default) means ``strict`` where the machine supports it, else ``limits``
+    (``none`` off Linux) with a warning saying what is missing and how to get it. Asking
+    for ``strict`` explicitly where it cannot work is a :class:`ValueError` saying why.
+    """
+    if isinstance(requested, str):
+        try:
+            requested = Level(requested)
+        except ValueError:
+            raise ValueError(
+                f"--sandbox must be one of {', '.join(lv.value for lv in Level)}, not {requested!r}"
+            ) from None
+    if not _LINUX and requested is not Level.NONE:
+        return Level.NONE, (
+            f"sandbox: bots run without a sandbox or resource limits on {sys.platform} (the sandbox is Linux's); "
+            "run only bots you trust here"
+        )
+    if requested is Level.STRICT or requested is None:
+        support = strict_support()
+        if support.ok:
+            return Level.STRICT, None
+        if requested is Level.STRICT:
+            raise ValueError(f"--sandbox strict is not available: {support.missing}")
+        return Level.LIMITS, (
+            f"sandbox: strict is not available ({support.missing}); bots run at --sandbox limits: resource limits "
+            "only, with no isolation of files, network or other processes"
+        )
+    return requested, None
+
+
+# -- unprivileged user ids for bots of a root arena ---------------------------------------
+
+class _UidPool:
+    """A user id per running sandbox, unused by anyone else on the machine (none are in
+    /etc/passwd so high), so that one bot's process count is never another's."""
+
+    BASE = 1_000_000_000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._free: list[int] = []
+        self._next = 0
+
+    def take(self) -> int:
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+            slot = self._next
+            self._next += 1
+        return self.BASE + (os.getpid() % 100_000) * 10_000 + slot % 10_000
+
+    def give_back(self, argv_or_uid: list[str] | int) -> None:
+        if isinstance(argv_or_uid, int):
+            uid = argv_or_uid
+        else:
+            uid = next((int(a.split("=", 1)[1]) for a in argv_or_uid if a.startswith("--reuid=")), -1)
+        if uid >= self.BASE:
+            with self._lock:
+                self._free.append(uid)
+
+
+_UIDS = _UidPool()
+
+
+# -- building the command line -------------------------------------------------------------
+
+def _system_binds() -> list[str]:
+    """``/usr`` read-only, the top-level links into it (``/bin``, ``/lib``…) as they are on
+    the host, and the few files of ``/etc`` that programs need to load libraries."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        p = Path("/", name)
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            args += ["--ro-bind", str(p), str(p)]
+    args += ["--perms", "0755", "--dir", "/etc"]
+    for etc in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime"):
+        args += ["--ro-bind-try", etc, etc]
+    return args
+
+
+def _package_dirs() -> list[Path]:
+    """The Python installation that runs the arena, and the folders of the ``protocol``
+    and ``arena`` packages (SDK bots import them; the mcts bot imports the engine)."""
+    dirs = [Path(sys.base_prefix), Path(sys.prefix), Path(sys.exec_prefix)]
+    for name in ("protocol", "arena"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            dirs += [Path(p) for p in spec.submodule_search_locations]
+    return dirs
+
+
+def _under(path: Path, roots: list[Path]) -> bool:
+    return any(path == r or r in path.parents for r in roots)
+
+
+def _program(argv0: str, cwd: Path, env: Mapping[str, str]) -> Path | None:
+    """Where ``argv0`` is on the host, as exec would find it."""
+    if "/" in argv0:
+        p = (cwd / argv0) if not os.path.isabs(argv0) else Path(argv0)
+        return p if p.exists() else None
+    found = shutil.which(argv0, path=env.get("PATH", os.defpath))
+    return Path(found) if found else None
+
+
+def _strict_argv(
+    support: StrictSupport, sandbox: Sandbox, cwd: Path, argv: list[str], *, uid: int | None,
+    env: Mapping[str, str] | None = None,
+) -> list[str]:
+    assert support.bwrap is not None
+    limits = sandbox.limits
+    args = [
+        support.bwrap,
+        "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+        "--die-with-parent", "--new-session",
+    ]
+    if uid is None:
+        args.append("--unshare-user")  # not root: a user namespace gives bwrap its rights
+    args += _system_binds()
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(limits.tmp_mb * _MB), "--tmpfs", "/tmp"]
+    made = {Path("/"), Path("/usr"), Path("/tmp"), Path("/proc"), Path("/dev"), Path("/etc")}
+    bound = [Path("/usr")]
+    extra = [p for p in _package_dirs() if p.exists()]
+    program = _program(argv[0], cwd, env or {})
+    if program is not None and argv[0] == program.name and not _under(program.resolve(), bound):
+        # A program found on PATH outside /usr (e.g. node from a version manager): its
+        # installation (the folder above its bin/) is made visible.
+        real = program.resolve()
+        extra.append(real.parent.parent if real.parent.name == "bin" else real.parent)
+        argv = [str(program), *argv[1:]]
+
+    def bind(kind: str, path: Path) -> None:
+        nonlocal args
+        if _under(path, bound) and kind == "--ro-bind":
+            return  # already visible
+        for parent in reversed(path.parents):
+            if parent not in made and not _under(parent, bound):
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(parent)
+        args += [kind, str(path), str(path)]
+        bound.append(path)
+        made.add(path)
+
+    for p in sorted(set(extra), key=lambda x: len(x.parts)):
+        bind("--ro-bind", p)
+    me = sandbox.expose.resolve() if sandbox.expose.exists() else sandbox.expose
+    bind("--bind" if sandbox.writable else "--ro-bind", me)
+    args += ["--remount-ro", "/dev", "--chdir", str(cwd)]
+    if uid is not None:
+        assert support.setpriv is not None
+        args += [
+            "--", support.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+            "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--",
+        ]
+    else:
+        args += ["--cap-drop", "ALL", "--"]
+    return args + list(argv)
+
+
+# -- one bot's jail -----------------------------------------------------------------------
+
+def _rlimits(limits: Limits, *, file_mb: int, memory_rlimit: bool, nproc: bool) -> list[tuple[int, int]]:
+    out = [
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_FSIZE, file_mb * _MB),
+    ]
+    if memory_rlimit:
+        # RLIMIT_AS would break Node, Go and the JVM (they reserve address space they
+        # never use); RLIMIT_DATA counts what is actually writable.
+        out.append((resource.RLIMIT_DATA, limits.memory_mb * _MB))
+    if nproc:
+        # Counted per user id: only meaningful for a bot with a user id of its own (a
+        # root arena's strict sandbox). Root itself is never held by it.
+        out.append((resource.RLIMIT_NPROC, limits.processes))
+    return out
+
+
+def _proc_usage(root: int) -> tuple[float, int]:
+    """CPU seconds and resident memory of ``root`` and its live descendants, from /proc:
+    each live process's own time plus what it collected from children it waited for."""
+    tick = os.sysconf("SC_CLK_TCK")
+    cpu, rss = 0.0, 0
+    page = resource.getpagesize()
+    pending, seen = [root], set()
+    while pending:
+        pid = pending.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        fields_ = raw[raw.rfind(b")") + 2 :].split()
+        try:
+            cpu += sum(int(x) for x in fields_[11:15]) / tick
+            rss += int(fields_[21]) * page
+        except (IndexError, ValueError):
+            continue
+        pending.extend(children_of(pid))
+    return cpu, rss
+
+
+class Jail:
+    """How one bot process is started and watched: made by :func:`open_jail` before the
+    spawn, told the pid with :meth:`started`, watched by :meth:`watch` while it runs, and
+    closed with :meth:`close` once its tree is dead."""
+
+    def __init__(self, name: str, sandbox: Sandbox, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.name = name
+        self.sandbox = sandbox
+        self.level = sandbox.level
+        self.limits = sandbox.limits
+        self.cwd = cwd
+        self.pid: int | None = None
+        self.reason = ""  # why the jail killed the bot, if it did
+        self._temp: Path | None = None
+        self._uid: int | None = None
+        self.cgroup: _cgroup.BotCgroup | None = None
+        self._game_cpu0 = 0.0
+        self._cpu_last = 0.0
+        self._peak_sampled = 0
+        self._oom0 = 0
+        self._closed = False
+        self.wrapped = False  # the main process is bwrap, which reports a signal as 128 + N
+        limits = self.limits
+        try:
+            if self.level is not Level.NONE:
+                self.cgroup = _cgroup.BotCgroup(
+                    name, memory_bytes=limits.memory_mb * _MB, max_processes=limits.processes
+                )
+                if not self.cgroup.active:
+                    self.cgroup.remove()
+                    self.cgroup = None
+            env = dict(env)
+            if self.level is Level.STRICT:
+                support = strict_support()
+                if not support.ok:
+                    raise BotStartError(f"the strict sandbox is not available: {support.missing}", bot=name, argv=tuple(argv))
+                self._uid = _UIDS.take() if os.geteuid() == 0 else None
+                env["HOME"] = env["TMPDIR"] = "/tmp"
+                if _program(argv[0], cwd, env) is None:
+                    raise BotStartError(f"cannot start: {argv[0]!r} not found", bot=name, argv=tuple(argv))
+                argv = _strict_argv(support, sandbox, cwd, argv, uid=self._uid, env=env)
+                self.wrapped = True
+            elif self.level is Level.LIMITS:
+                self._temp = Path(tempfile.mkdtemp(prefix=f"sushigo-bot-{_safe(name)}-"))
+                env["HOME"] = env["TMPDIR"] = str(self._temp)
+        except BaseException:
+            self.close()
+            raise
+        self.argv = argv
+        self.env = env
+        mem_rlimit = self.level is not Level.NONE and not (self.cgroup and self.cgroup.memory_capped)
+        self._rlimits = (
+            _rlimits(limits, file_mb=limits.tmp_mb, memory_rlimit=mem_rlimit, nproc=self._uid is not None)
+            if self.level is not Level.NONE
+            else []
+        )
+        if self.level is not Level.NONE:
+            _cgroup_cleanup_at_exit()
+
+    # -- starting ----------------------------------------------------------------------
+
+    def preexec(self, parent_pid: int, *, extra_rlimits: list[tuple[int, int]] = ()) -> Callable[[], None] | None:  # type: ignore[assignment]
+        """The function the child runs between fork and exec: join the groups, set the
+        limits, then the usual set-up (parent-death signal, subreaper)."""
+        setup = child_setup_hook(parent_pid)
+        join = self.cgroup.join_hook() if self.cgroup is not None else None
+        limits = [*self._rlimits, *extra_rlimits]
+        setrlimit = resource.setrlimit
+
+        def hook() -> None:
+            if join is not None:
+                join()
+            for which, value in limits:
+                setrlimit(which, (value, value))
+            if setup is not None:
+                setup()
+
+        return hook
+
+    def started(self, pid: int) -> None:
+        self.pid = pid
+        if self.cgroup is not None:
+            self.cgroup.spawned()
+            self._oom0 = self.cgroup.oom_kills()
+
+    def returncode(self, code: int) -> int:
+        """The bot's exit status as Popen would give it (negative: killed by a signal)
+        when bwrap, which reports a signal as 128 + its number, stands in between."""
+        if self.wrapped and 128 < code < 128 + 65:
+            return -(code - 128)
+        return code
+
+    # -- measuring ---------------------------------------------------------------------
+
+    def _cpu_and_rss(self) -> tuple[float | None, int | None]:
+        cg = self.cgroup
+        cpu = cg.cpu_seconds() if cg is not None else None
+        rss = cg.memory_now() if cg is not None and cg.memory is not None else None
+        if (cpu is None or rss is None) and self.pid is not None and _LINUX and not self._closed:
+            pcpu, prss = _proc_usage(self.pid)
+            cpu = pcpu if cpu is None else cpu
+            rss = prss if rss is None else rss
+        if cpu is not None:
+            cpu = self._cpu_last = max(cpu, self._cpu_last)  # processes gone take their time along
+        return cpu, rss
+
+    def begin_game(self) -> None:
+        """Start counting one game: CPU time from now, and the memory peak afresh."""
+        cpu, rss = self._cpu_and_rss()
+        self._game_cpu0 = cpu or 0.0
+        self._peak_sampled = rss or 0
+        if self.cgroup is not None:
+            self.cgroup.reset_peak()
+
+    def usage(self) -> Usage:
+        """What the bot used since :meth:`begin_game` (or since it started)."""
+        cpu, rss = self._cpu_and_rss()
+        peak = self._peak_sampled = max(self._peak_sampled, rss or 0)
+        if self.cgroup is not None and self.cgroup.memory is not None:
+            peak = max(peak, self.cgroup.memory_peak() or 0)
+        return Usage(
+            cpu_ms=None if cpu is None else round(1000 * (cpu - self._game_cpu0), 1),
+            peak_mb=round(peak / _MB, 1) if peak else None,
+        )
+
+    async def watch(self) -> None:
+        """Until cancelled: sample the memory, and kill the bot when it goes over its CPU
+        time for this game or its temporary folder's size."""
+        limits = self.limits
+        if self.level is Level.NONE:
+            return
+        beat = 0
+        while True:
+            await trio.sleep(WATCH_INTERVAL)
+            cpu, rss = self._cpu_and_rss()
+            if rss:
+                self._peak_sampled = max(self._peak_sampled, rss)
+            if cpu is not None and cpu - self._game_cpu0 > limits.cpu_s:
+                self._kill_for(f"it used {cpu - self._game_cpu0:.1f} s of CPU time in this game, over its limit of {limits.cpu_s:g} s")
+                return
+            beat += 1
+            if self._temp is not None and beat % 5 == 0:
+                size = await trio.to_thread.run_sync(_folder_size, self._temp, limits.tmp_mb * _MB)
+                if size > limits.tmp_mb * _MB:
+                    self._kill_for(f"its temporary folder grew over its limit of {limits.tmp_mb} MB")
+                    return
+
+    def _kill_for(self, reason: str) -> None:
+        self.reason = reason
+        log.info("bot %r: killed by the sandbox: %s", self.name, reason)
+        self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the whole tree at once where a group allows it, else the main
+        process's group and the main process (the caller ends the rest)."""
+        if self.cgroup is not None and self.cgroup.kill():
+            return
+        if self.pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGKILL)
+
+    def explain(self, returncode: int | None) -> str:
+        """Why the bot ended, when the sandbox knows more than the exit status says."""
+        if self.reason:
+            return f"the sandbox killed it: {self.reason}"
+        if self.cgroup is not None and self.cgroup.oom_kills() > self._oom0:
+            return f"the sandbox killed it: it went over its memory limit of {self.limits.memory_mb} MB"
+        if returncode == -signal.SIGXFSZ:
+            return f"it wrote a file over the size limit of {self.limits.tmp_mb} MB"
+        if returncode == -signal.SIGXCPU:
+            return "it went over its CPU time limit"
+        return ""
+
+    def remaining(self) -> list[int]:
+        """Pids still in the bot's groups (none once its tree is dead)."""
+        return self.cgroup.processes() if self.cgroup is not None else []
+
+    def close(self) -> None:
+        """After the tree is dead: remove the groups and the temporary folder, and free
+        the user id. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.cgroup is not None:
+            if self.cgroup.processes():
+                self.cgroup.kill()
+            left = self.cgroup.remove()
+            if left:
+                self._uid = None  # never reuse a user id that may still have a process
+        if self._temp is not None:
+            shutil.rmtree(self._temp, ignore_errors=True)
+        if self._uid is not None:
+            _UIDS.give_back(self._uid)
+            self._uid = None
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:32]
+
+
+def _folder_size(folder: Path, stop_above: int) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for f in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, f)).st_blocks * 512
+        if total > stop_above:
+            break
+    return total
+
+
+_cleanup_registered = False
+
+
+def _cgroup_cleanup_at_exit() -> None:
+    global _cleanup_registered
+    if not _cleanup_registered:
+        _cleanup_registered = True
+        atexit.register(_cgroup.remove_arena_folders)
+
+
+def open_jail(name: str, sandbox: Sandbox | None, argv: list[str], env: dict[str, str], cwd: Path) -> Jail | None:
+    """The jail of a bot about to be started (None without a sandbox). Raises
+    :class:`BotStartError` when it cannot be made (e.g. strict is not available)."""
+    if sandbox is None:
+        return None
+    if not _LINUX:
+        sandbox = replace(sandbox, level=Level.NONE)
+    return Jail(name, sandbox, argv, env, cwd)
+
+
+# -- build steps ------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class BuildResult:
+    returncode: int | None  # None: timed out
+    output: bytes
+    explanation: str = ""
+
+
+def run_build(
+    name: str, sandbox: Sandbox | None, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float
+) -> BuildResult:
+    """Run a bot's build step in ``cwd`` (its build folder), sandboxed like the bot
+    itself but with that folder writable and CPU time capped at ``timeout_s``. Blocking
+    (call it from a worker thread). Raises :class:`BotStartError` if it cannot start."""
+    if sandbox is not None:
+        sandbox = replace(sandbox, expose=cwd, writable=True)
+    jail = open_jail(name, sandbox, list(argv), env, cwd)
+    uid = jail._uid if jail is not None else None
+    owner = os.stat(cwd)
+    if uid is not None:
+        _chown_tree(cwd, uid, uid)
+    try:
+        pre = jail.preexec(os.getpid(), extra_rlimits=[(resource.RLIMIT_CPU, max(1, math.ceil(timeout_s)))]) if jail else None
+        try:
+            proc = subprocess.Popen(
+                jail.argv if jail else argv, cwd=cwd, env=jail.env if jail else env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=pre,
+            )
+        except OSError as exc:
+            raise BotStartError(f"cannot run the build: {exc.strerror or exc}", bot=name, argv=tuple(argv)) from None
+        if jail is not None:
+            jail.started(proc.pid)
+        try:
+            out, _ = proc.communicate(timeout=timeout_s)
+            code: int | None = jail.returncode(proc.returncode) if jail else proc.returncode
+        except subprocess.TimeoutExpired:
+            code = None
+            out = b""
+        finally:
+            if proc.poll() is None:
+                if jail is not None:
+                    jail.kill()
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                tail, _ = proc.communicate()
+                out = out or tail
+        return BuildResult(code, out or b"", jail.explain(code) if jail else "")
+    finally:
+        if jail is not None:
+            jail.close()
+        if uid is not None:
+            _chown_tree(cwd, owner.st_uid, owner.st_gid)
+
+
+def _chown_tree(folder: Path, uid: int, gid: int) -> None:
+    for root, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            with contextlib.suppress(OSError):
+                os.lchown(os.path.join(root, name), uid, gid)
+    with contextlib.suppress(OSError):
+        os.lchown(folder, uid, gid)
+
