@@ -31,6 +31,7 @@ from typing import Any
 
 import trio
 
+from arena.acts import build_act
 from arena.bots import BotError
 from arena.bots.manifest import BotManifest, content_hash, discover_bots, find_bot, prepare_bot
 from arena.engine import (
@@ -45,11 +46,10 @@ from arena.engine import (
     events,
     legal_plays,
     new_game,
-    observe,
     result,
 )
 from arena.errors import ArenaError
-from arena.referee import BotFault, TimeSettings, open_pool
+from arena.referee import BotFault, TimeSettings, bot_seed, open_pool
 from protocol import (
     SUPPORTED_VERSIONS,
     Ack,
@@ -61,7 +61,6 @@ from protocol import (
     Ready,
     Rules,
     TimeControl,
-    play_from_ids,
 )
 
 FAULT_KINDS = ("timeout", "malformed", "protocol", "illegal", "crash")
@@ -522,12 +521,12 @@ class _Validator:
                 deck=deck_composition(),
             ),
             time=TimeControl(turn_ms=ts.scaled_ms(ts.turn_ms), bank_ms=ts.scaled_ms(ts.bank_ms)),
-            seed=random.Random(f"bot:{script.seed}:{script.seat}").getrandbits(63),
+            seed=bot_seed(script.seed, script.seat),  # as a referee derives it
         )
 
     def build_act(self, script: GameScript, state: GameState, seat: _Seat, game_id: str) -> tuple[Act, list[dict[str, Any]]]:
+        """The act a tournament's referee would send the bot's seat now (the one builder)."""
         ts, me = self.ts, script.seat
-        obs = observe(state, me)
         evs = events(state, seat.cursor)
         seat.cursor = len(state.log)
         full_bank = 0 if ts.no_timeout else ts.scaled_ms(ts.bank_ms)
@@ -535,25 +534,14 @@ class _Validator:
         banks = [my_bank if s == me else full_bank for s in range(script.config.players)]
         if script.config.variant is Variant.DUMMY:
             banks.append(0)
-        act = Act(
-            id=self.player.next_id(),
+        act = build_act(
+            state, me,
+            request_id=self.player.next_id(),
             game_id=game_id,
-            seat=me,
-            round=obs.round,
-            turn=obs.turn,
-            direction=obs.direction,
             time_ms=0 if ts.no_timeout else ts.scaled_ms(ts.turn_ms) + my_bank,
-            hand=obs.hand,
-            legal=[play_from_ids(p, obs.dummy) for p in obs.legal],
-            dummy=obs.dummy,
-            controller=obs.controller,
-            tableaus=obs.tableaus,
-            puddings=obs.puddings,
-            scores=obs.scores,
-            hand_sizes=obs.hand_sizes,
             banks_ms=banks,
             last_action=seat.last_action,
-            events=evs,  # plain dicts encode exactly like the protocol's event structs
+            events=evs,
         )
         return act, evs
 
