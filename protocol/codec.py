@@ -189,4 +189,8 @@ def _short(value: object) -> str:
 
 
 def _lower_first(text: str) -> str:
+    # "Expected `int`..." reads better mid-sentence as "expected `int`...", but an
+    # acronym stays as it is ("JSON is malformed", not "jSON is malformed").
+    if text[1:2].isupper():
+        return text
     return text[:1].lower() + text[1:]
