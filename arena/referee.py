@@ -40,6 +40,7 @@ from arena.bots import (
     Budget,
     LineTooLong,
     Question,
+    lone_errors_unwrapped,
     open_bot,
 )
 from arena.engine import (
@@ -147,7 +148,7 @@ class PlayerPool:
         return p
 
     async def aclose(self) -> None:
-        with trio.CancelScope(shield=True):
+        with trio.CancelScope(shield=True), lone_errors_unwrapped():
             async with trio.open_nursery() as nursery:
                 for p in self.players:
                     nursery.start_soon(p.shutdown, "the arena is done")
@@ -157,13 +158,16 @@ class PlayerPool:
 async def open_pool() -> AsyncIterator[PlayerPool]:
     """A :class:`PlayerPool`; every bot process ends when the block is left, even on
     an error or Ctrl-C."""
-    async with trio.open_nursery() as nursery:
-        pool = PlayerPool(nursery)
-        try:
-            yield pool
-        finally:
-            await pool.aclose()
-            nursery.cancel_scope.cancel()
+    # The nursery wraps an error of the block in a group from trio 0.25 on: the caller
+    # gets it as itself.
+    with lone_errors_unwrapped():
+        async with trio.open_nursery() as nursery:
+            pool = PlayerPool(nursery)
+            try:
+                yield pool
+            finally:
+                await pool.aclose()
+                nursery.cancel_scope.cancel()
 
 
 class Player:
@@ -592,9 +596,10 @@ class _Referee:
         if len(cold) == 1:
             await self.start_seat(cold[0])
         elif cold:
-            async with trio.open_nursery() as nursery:
-                for seat in cold:
-                    nursery.start_soon(self.start_seat, seat)
+            with lone_errors_unwrapped():  # a referee bug voids the game with its own message
+                async with trio.open_nursery() as nursery:
+                    for seat in cold:
+                        nursery.start_soon(self.start_seat, seat)
         asking = [s for s in seats if not s.autopilot]
         for seat in asking:
             player = seat.player

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from arena.bots import (
     BotCrashed,
+    BotGroup,
     BotSpec,
     BotStartError,
     BotTimeout,
@@ -27,7 +28,9 @@ from arena.bots import (
     BoundedLineReader,
     Budget,
     LineTooLong,
+    Question,
     await_reply,
+    lone_errors_unwrapped,
     minimal_env,
     open_bot,
     request,
@@ -374,8 +377,9 @@ async def test_served_bot_lives_in_a_nursery_until_closed_from_another_task():
         async with trio.open_nursery() as nursery:
             bot = await nursery.start(serve_bot, procbot("stubborn"))
     assert bot.returncode == -signal.SIGKILL and gone(bot.pid)
-    with pytest.raises(BotStartError):
-        async with trio.open_nursery() as nursery:
+    async with trio.open_nursery() as nursery:
+        # Inside the block: our own nursery would wrap it in a group (trio >= 0.25).
+        with pytest.raises(BotStartError):
             await nursery.start(serve_bot, BotSpec(name="x", argv=("/nope",), cwd=PROCBOTS))
 
 
@@ -625,3 +629,162 @@ def test_spawning_starts_no_worker_thread():
     started = time.monotonic()
     assert trio.run(main) == set()
     assert time.monotonic() - started < 5
+
+
+# -- several bots at once (BotGroup) -------------------------------------------------------
+
+
+def _lines(drop: tuple[bytes, ...] = ()):
+    """An ``accept`` that takes any line but those in ``drop`` (stale replies)."""
+    return lambda i, line: None if line in drop else line
+
+
+@trio_test
+async def test_group_reads_replies_in_pieces_and_lines_that_share_a_write():
+    async with open_bot(procbot("scripted", name="a")) as a, open_bot(procbot("scripted", name="b")) as b:
+        with BotGroup() as group:
+            answers = await group.exchange([Question(a, b"split\n", 5), Question(b, b"multi\n", 5)], _lines())
+            assert [x.value for x in answers] == [b"hello world", b"one"]
+            assert all(0 <= x.elapsed_s < 5 for x in answers)
+            # b's other two lines stay buffered, are read first, and can be dropped as stale.
+            answers = await group.exchange([Question(b, b"echo four\n", 5)], _lines((b"two", b"three")))
+            assert answers[0].value == b"four"
+            answers = await group.exchange([Question(a, b"crlf x\n", 5), Question(b, b"echo y\n", 5)], _lines())
+            assert [x.value for x in answers] == [b"x", b"y"]
+
+
+@trio_test
+async def test_group_times_each_bot_against_its_own_deadline():
+    async with open_bot(procbot("scripted", name="a")) as a, open_bot(procbot("scripted", name="b")) as b:
+        with BotGroup() as group:
+            start = trio.current_time()
+            slow, fast = await group.exchange(
+                [Question(a, b"sleep 0.4\n", 0.15), Question(b, b"sleep 0.05\n", 5)], _lines()
+            )
+            assert isinstance(slow, BotTimeout) and slow.timeout_s == 0.15 and slow.elapsed_s >= 0.15
+            assert fast.value == b"late" and 0.05 <= fast.elapsed_s < 0.4
+            assert trio.current_time() - start < 0.4 + 1  # the fast one did not wait for the slow one
+            assert a.alive and not a.broken  # a timeout alone does not spoil the bot
+            # a's late reply stays buffered: the next exchange drops it by content, as the referee by re
+            (answer,) = await group.exchange([Question(a, b"echo next\n", 5)], _lines((b"late",)))
+            assert answer.value == b"next"
+
+
+@trio_test
+async def test_group_reports_each_crash_and_the_others_still_answer():
+    async with (
+        open_bot(procbot("scripted", name="exits")) as exits,
+        open_bot(procbot("scripted", name="half")) as half,
+        open_bot(procbot("scripted", name="closes")) as closes,
+        open_bot(procbot("scripted", name="fine")) as fine,
+    ):
+        with BotGroup() as group:
+            answers = await group.exchange(
+                [
+                    Question(exits, b"exit 3\n", 5),
+                    Question(half, b"partial\n", 5),
+                    Question(closes, b"closeout\n", 5),
+                    Question(fine, b"echo still here\n", 5),
+                ],
+                _lines(),
+            )
+            crashed, partial, closed, answer = answers
+            assert isinstance(crashed, BotCrashed) and crashed.returncode == 3 and "goodbye" in str(crashed)
+            assert isinstance(partial, BotCrashed) and "middle of a line" in str(partial)
+            assert isinstance(closed, BotCrashed) and "output ended" in str(closed) and closes.alive
+            assert answer.value == b"still here"
+            # A crashed bot stays failed; the group carries on with the others.
+            again = await group.exchange([Question(exits, b"echo x\n", 5), Question(fine, b"echo y\n", 5)], _lines())
+            assert isinstance(again[0], BotCrashed) and again[1].value == b"y"
+
+
+@trio_test
+async def test_group_sees_an_exit_while_a_grandchild_holds_stdout():
+    async with open_bot(procbot("forker")) as bot:
+        with BotGroup() as group:
+            start = trio.current_time()
+            # Its one line (the orphan's pid) is not the answer: the exit must still be seen.
+            (answer,) = await group.exchange([Question(bot, b"orphan-exit\n", 5)], lambda i, line: None)
+            assert isinstance(answer, BotCrashed) and answer.returncode == 5
+            assert trio.current_time() - start < 1.0
+
+
+@trio_test
+async def test_group_write_timeout_breaks_only_that_bot():
+    async with open_bot(procbot("stubborn")) as stuck, open_bot(procbot("scripted")) as fine:
+        with BotGroup() as group:
+            # stuck never reads its stdin: the pipe fills and the request cannot be written.
+            answers = await group.exchange(
+                [Question(stuck, b"y" * (4 << 20) + b"\n", 0.3), Question(fine, b"echo ok\n", 5)], _lines()
+            )
+            assert isinstance(answers[0], BotWriteTimeout) and stuck.broken
+            assert answers[1].value == b"ok" and not fine.broken
+            (again,) = await group.exchange([Question(stuck, b"z\n", 5)], _lines())
+            assert isinstance(again, BotCrashed) and "restarted" in str(again)
+        await stuck.aclose(grace=0.05, term_grace=0.05)
+
+
+@trio_test
+async def test_group_cancelled_mid_write_leaves_the_bot_broken():
+    async with open_bot(procbot("stubborn")) as stuck:
+        with BotGroup() as group, trio.move_on_after(0.2) as scope:
+            await group.exchange([Question(stuck, b"y" * (4 << 20) + b"\n", math.inf)], _lines())
+        assert scope.cancelled_caught and stuck.broken
+        await stuck.aclose(grace=0.05, term_grace=0.05)
+
+
+@trio_test
+async def test_group_refuses_an_overlong_line_and_resyncs():
+    async with open_bot(procbot("scripted")) as bot:
+        with BotGroup() as group:
+            (answer,) = await group.exchange([Question(bot, b"long 70000\n", 5, max_bytes=1000)], _lines())
+            assert isinstance(answer, LineTooLong) and answer.limit == 1000
+            (answer,) = await group.exchange([Question(bot, b"echo next\n", 5)], _lines())
+            assert answer.value == b"after"
+
+
+@trio_test
+async def test_group_reports_a_closed_bot_and_refuses_misuse():
+    async with open_bot(procbot("scripted")) as bot:
+        await bot.aclose()
+        with BotGroup() as group:
+            (answer,) = await group.exchange([Question(bot, b"echo x\n", 5)], _lines())
+            assert isinstance(answer, BotCrashed) and "closed" in str(answer)
+            with pytest.raises(ValueError, match="twice"):
+                await group.exchange([Question(bot, b"a\n", 5), Question(bot, b"b\n", 5)], _lines())
+        with pytest.raises(RuntimeError, match="closed"):
+            await group.exchange([], _lines())
+
+
+@trio_test
+async def test_try_receive_line_takes_what_is_there_without_waiting():
+    async with open_bot(procbot("scripted")) as bot:
+        assert bot.try_receive_line() is None  # nothing yet
+        assert bot.try_send(b"multi\n") == len(b"multi\n")
+        with trio.fail_after(5):
+            while (line := bot.try_receive_line()) is None:
+                await trio.sleep(0.01)
+        assert line == b"one"
+        assert bot.try_receive_line() == b"two" and await bot.receive_line() == b"three"
+
+
+# -- exception groups (trio >= 0.25 nurseries wrap errors of the block) ---------------------
+
+
+def test_a_lone_error_is_unwrapped_with_its_context():
+    cause = KeyError("cause")
+    inner = ValueError("inner")
+    inner.__context__ = cause
+    with pytest.raises(ValueError) as info, lone_errors_unwrapped():
+        raise ExceptionGroup("wrapper", [ExceptionGroup("nested", [inner])])
+    assert info.value is inner and info.value.__context__ is cause
+    with pytest.raises(ExceptionGroup) as many, lone_errors_unwrapped():
+        raise ExceptionGroup("two", [ValueError(1), KeyError(2)])
+    assert len(many.value.exceptions) == 2
+
+
+@trio_test
+async def test_an_error_in_the_bot_block_arrives_as_itself():
+    with pytest.raises(ZeroDivisionError):
+        async with open_bot(procbot("scripted")):
+            1 / 0  # noqa: B018

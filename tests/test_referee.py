@@ -292,3 +292,15 @@ def test_an_untimed_player_never_times_out_whatever_the_time_settings(tmp_path: 
     assert messages[-1]["type"] in {"game_over", "shutdown"}
     assert any(m["type"] == "game_over" for m in messages)
     verify_replay(record.replay)
+
+
+def test_an_error_in_the_pool_block_arrives_as_itself() -> None:
+    """trio >= 0.25 nurseries wrap an error of their block in a group: open_pool unwraps it."""
+
+    async def main() -> None:
+        async with open_pool() as pool:
+            await play_game([pool.player(spec(name="a")), pool.player(spec(name="b"))], GameConfig(2), 1, time_settings=FAST)
+            raise LookupError("raised in the block")
+
+    with pytest.raises(LookupError, match="raised in the block"):
+        trio.run(main)

@@ -24,6 +24,7 @@ from ._errors import (
     BotWriteTimeout,
     LineTooLong,
     describe_returncode,
+    lone_errors_unwrapped,
 )
 from ._group import Answer, BotGroup, Question
 from ._linereader import BoundedLineReader
@@ -51,6 +52,7 @@ __all__ = [
     "Reply",
     "await_reply",
     "describe_returncode",
+    "lone_errors_unwrapped",
     "minimal_env",
     "open_bot",
     "request",

@@ -14,7 +14,9 @@ The referee maps them onto protocol faults:
 
 from __future__ import annotations
 
+import contextlib
 import signal
+from collections.abc import Iterator
 
 __all__ = [
     "BotCrashed",
@@ -24,6 +26,7 @@ __all__ = [
     "BotWriteTimeout",
     "LineTooLong",
     "describe_returncode",
+    "lone_errors_unwrapped",
 ]
 
 
@@ -128,3 +131,29 @@ def _last_line(text: str, limit: int = 200) -> str:
         if line:
             return line if len(line) <= limit else "…" + line[-limit:]
     return ""
+
+
+@contextlib.contextmanager
+def lone_errors_unwrapped() -> Iterator[None]:
+    """Re-raise the only exception of an exception group as itself.
+
+    A trio nursery that runs the caller's code in its block (``open_bot``, the
+    referee's player pool) raises what that code raised inside an exception group
+    from trio 0.25 on (strict exception groups), and as itself before. Callers catch
+    ``BotError``, ``ArenaError`` or ``KeyboardInterrupt``, not groups: a group of one is
+    unwrapped (its traceback kept, and its context as it was); a group of several
+    stays a group.
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        while isinstance(group, BaseExceptionGroup) and len(group.exceptions) == 1:
+            inner = group.exceptions[0]
+            if not isinstance(inner, BaseExceptionGroup):
+                context = inner.__context__
+                try:
+                    raise inner  # noqa: B904 - the group is a wrapper, not a cause
+                finally:
+                    inner.__context__ = context
+            group = inner
+        raise

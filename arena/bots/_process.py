@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator
 
 import trio
 
-from ._errors import BotCrashed, BotStartError, LineTooLong
+from ._errors import BotCrashed, BotStartError, LineTooLong, lone_errors_unwrapped
 from ._linereader import BoundedLineReader
 from ._proctree import ProcessTree, become_subreaper, child_setup_hook
 from ._spec import BotSpec, minimal_env
@@ -561,12 +561,15 @@ async def open_bot(
     """
     bot = _spawn(spec, stderr_cap)
     try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(bot._run_background, track_interval)
-            try:
-                yield bot
-            finally:
-                await bot._close()
+        # The nursery wraps an error of the block in a group from trio 0.25 on: the
+        # caller gets it as itself.
+        with lone_errors_unwrapped():
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(bot._run_background, track_interval)
+                try:
+                    yield bot
+                finally:
+                    await bot._close()
     finally:
         if not bot._close_done.is_set():  # only if the nursery itself failed
             bot._abandon()

@@ -135,17 +135,20 @@ class MctsBot(Bot):
         deadline = view.received + min(THINK_MS, turn_ms / 2, view.time_left_ms() / 2) / 1000
         totals, alive, samples, done = [0.0] * len(plays), list(range(len(plays))), 0, 0
         while True:
+            began = time.monotonic()
             state = determinize(view, self.rng)
             seed = self.rng.getrandbits(32)
             for i in alive:
                 totals[i] += playout(state.clone(), view.seat, plays[i], random.Random(seed))
             samples, done = samples + 1, done + len(alive)
-            if ITERATIONS and done >= ITERATIONS or not ITERATIONS and time.monotonic() >= deadline:
-                break
+            now = time.monotonic()
+            if ITERATIONS and done >= ITERATIONS or not ITERATIONS and 2 * now - began >= deadline:
+                break  # (by the clock: when another sample like this one would end late)
             if samples & (samples - 1) == 0 and samples >= 16 and len(alive) > 2:  # 16, 32, 64...
                 alive = sorted(alive, key=lambda i: -totals[i])[: max(2, len(alive) // 2)]
         best = max(alive, key=lambda i: totals[i])
-        view.debug = {"samples": samples, "playouts": done, "margin": round(totals[best] / samples, 2)}
+        view.debug = {"samples": samples, "playouts": done, "margin": round(totals[best] / samples, 2),
+                      "ms": round((time.monotonic() - view.received) * 1000, 1)}
         return list(plays[best])
 
 

@@ -52,6 +52,12 @@ for raw in sys.stdin.buffer:
     elif command == b"partial":  # half a line, then exit
         write(b"abc")
         sys.exit(4)
+    elif command == b"closeout":  # close stdout, stay alive reading stdin
+        out.close()
+        os.close(1)
+        for _ in sys.stdin.buffer:
+            pass
+        sys.exit(0)
     elif command == b"exit":
         err.write(b"goodbye from scripted\n")
         err.flush()
