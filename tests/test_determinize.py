@@ -74,7 +74,7 @@ class Checker(Bot):
     def act(self, view: View) -> Any:
         try:
             self.check(view)
-        except Exception as exc:  # noqa: BLE001 - the SDK would hide it behind a fallback
+        except Exception as exc:  # the SDK would hide it behind a fallback
             self.failures.append(f"round {view.round} turn {view.turn}: {exc!r}")
         return self.rng.choice(view.legal)
 
@@ -114,7 +114,7 @@ class Checker(Bot):
 
 @pytest.mark.parametrize("config", CONFIGS, ids=IDS)
 def test_sample_agrees_with_everything_the_seat_saw(config: GameConfig) -> None:
-    for seed in range(6):
+    for seed in range(12):
         seat = seed % config.players
         bot = Checker()
 
