@@ -236,6 +236,10 @@ def replay_command(
     no_timeout: Annotated[
         bool, typer.Option("--no-timeout", help="With --ask: wait for the answer however long it takes.")
     ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Write the game as one self-contained HTML page (the report's viewer) to OUT.", metavar="OUT"),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Show a recorded game turn by turn: hands, plays, tableaus, scores and faults;
@@ -264,6 +268,11 @@ def replay_command(
         rep = read_replay(file)
     except ReplayError as exc:
         raise ArenaError(str(exc)) from None
+    if html is not None:
+        from arena.report import write_replay_page
+
+        err.print(f"replay viewer: {write_replay_page(rep, html)}", highlight=False)
+        return
     if json_output:
         print(json.dumps(replay_summary(rep)))
         return
@@ -317,5 +326,6 @@ def main() -> None:
         sys.exit(1)
 
 
+from arena import cli_report as _cli_report  # noqa: E402,F401  (registers report)
 from arena import cli_run as _cli_run  # noqa: E402,F401  (registers run, leaderboard, games)
 from arena import cli_validate as _cli_validate  # noqa: E402,F401  (registers validate, submit)

@@ -252,9 +252,11 @@ def run_command(
     time_scale: Annotated[float | None, typer.Option("--time-scale", min=0.001, help="Multiply every time budget by this.")] = None,
     no_timeout: Annotated[bool | None, typer.Option("--no-timeout", help="Never time a bot out.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the HTML report (RESULTS/<tournament>/report/).")] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Play a round-robin of every bot in a folder (resumable), then print the leaderboard."""
+    """Play a round-robin of every bot in a folder (resumable), then print the leaderboard
+    and write the HTML report."""
     from arena.standings import standings, write_leaderboard_files
     from arena.store import open_store
     from arena.tournament import RunSettings, load_config, run_tournament, settings_from
@@ -280,15 +282,22 @@ def run_command(
         raise typer.Exit(130) from None
     finally:
         reporter.close()
+    report = None
     with open_store(settings.results, create=False) as store:
         st = standings(store, summary.tournament_id, anchor=anchor_pair)
         write_leaderboard_files(st, settings.results)
+        if not no_report:
+            from arena.cli_report import print_report_summary
+            from arena.report import write_report
+
+            report = write_report(store, summary.tournament_id, table=st)
+            print_report_summary(report, quiet=True)
     if json_output:
         doc = st.to_dict()
         doc["run"] = {
             "played": summary.played, "already": summary.already, "total": summary.total, "void": summary.void,
             "interrupted": summary.interrupted, "seconds": round(summary.seconds, 3),
-            "results": str(settings.results),
+            "results": str(settings.results), "report": str(report.index) if report else None,
         }
         print(json.dumps(doc))
     else:
@@ -300,6 +309,8 @@ def run_command(
             f"in {summary.seconds:.1f} s · results in {settings.results}/ (leaderboard.md, leaderboard.json, replays/)",
             highlight=False,
         )
+        if report is not None:
+            err.print(f"report: {report.index}", highlight=False)
         for reason in summary.void_reasons[:5]:
             err.print(f"[yellow]void[/yellow] {reason}", highlight=False)
     if summary.interrupted:

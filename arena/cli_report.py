@@ -1,0 +1,59 @@
+"""`arena report`: the tournament as a static web site (see :mod:`arena.report`).
+
+Registered on the app of :mod:`arena.cli` (imported at its end)."""
+
+from __future__ import annotations
+
+import json
+import webbrowser
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from arena.cli import JsonOption, app, err, out
+
+
+def print_report_summary(summary: object, *, quiet: bool = False) -> None:
+    """The lines every command that writes a report prints: problems, then where it is."""
+    for problem in summary.problems:  # type: ignore[attr-defined]
+        err.print(f"[yellow]warning:[/yellow] {problem}", highlight=False)
+    if not quiet:
+        err.print(
+            f"report: {summary.index} ({summary.games} games, {summary.files} files, "  # type: ignore[attr-defined]
+            f"{summary.bytes / 1024:,.0f} KB, {summary.seconds:.1f} s)",  # type: ignore[attr-defined]
+            highlight=False,
+        )
+
+
+@app.command("report")
+def report_command(
+    results: Annotated[Path, typer.Argument(help="The results folder.")] = Path("results"),
+    tournament: Annotated[str | None, typer.Option("--tournament", "-t", help="Which tournament (default: the latest).")] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Where to write the site (default: RESULTS/<tournament>/report/)."),
+    ] = None,
+    open_page: Annotated[bool, typer.Option("--open", help="Open the report in the web browser when it is written.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Write a tournament's report: a static site (leaderboard, ratings over time, head to
+    head, faults, a page per bot, every game in a replay viewer) that opens from the disk."""
+    from arena.report import write_report
+    from arena.store import open_store
+
+    with open_store(results, create=False) as store:
+        summary = write_report(store, tournament, out_dir)
+    if json_output:
+        print(json.dumps(summary.to_dict()))
+        for problem in summary.problems:
+            err.print(f"[yellow]warning:[/yellow] {problem}", highlight=False)
+    else:
+        print_report_summary(summary, quiet=True)
+        out.print(f"report: {summary.index}", highlight=False)
+        err.print(
+            f"{summary.games} games, {summary.files} files, {summary.bytes / 1024:,.0f} KB, written in {summary.seconds:.1f} s",
+            highlight=False,
+        )
+    if open_page:
+        webbrowser.open(summary.index.resolve().as_uri())
