@@ -11,6 +11,7 @@ import trio
 
 from arena.bots import BotError, BotSpec
 from arena.bots.manifest import BotManifest, find_bot, prepare_bot
+from arena.bots.sandbox import SandboxSettings
 from arena.engine import GameConfig
 from arena.errors import ArenaError
 from arena.human import HUMAN, find_terminal, human_spec
@@ -56,12 +57,14 @@ def play_one(
     *,
     replay_path: Path | None,
     build_cache: Path,
+    sandbox: SandboxSettings | None = None,
 ) -> PlayOutcome:
     """Build (if needed) and start the bots, play one game, write its replay.
 
     A BOT given as the string ``"human"`` seats the person at this terminal, with no
     time limit; there can be one such seat, and there must be a terminal (else
-    :class:`ArenaError` at once, before any bot starts)."""
+    :class:`ArenaError` at once, before any bot starts). ``sandbox`` confines the bots
+    (not the person's seat); None: not at all."""
     humans = sum(1 for b in bots if is_human(b))
     if humans > 1:
         raise ArenaError("only one human seat per game: every seat would show its hand on the same terminal")
@@ -77,7 +80,7 @@ def play_one(
             continue
         m = next(loaded)
         try:
-            seats.append(_Seat(prepare_bot(m, build_cache), m.version, m.content_hash))
+            seats.append(_Seat(prepare_bot(m, build_cache, sandbox), m.version, m.content_hash))
         except BotError as exc:
             raise ArenaError(str(exc)) from None
 

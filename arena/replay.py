@@ -44,6 +44,17 @@ class SeatInfo(msgspec.Struct, kw_only=True):
     hash: str = ""  # content hash of the bot's folder
 
 
+class SeatUsage(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What one seat's bot used in the game, as its sandbox measured it (like ``timing``,
+    it differs between reruns). None: not measured (e.g. no sandbox)."""
+
+    seat: int
+    cpu_ms: float | None = None  # CPU time of all the bot's processes during the game
+    peak_mb: float | None = None  # the peak of their memory during the game, in MiB
+    sandbox: str = "none"  # the level it ran at: none, limits or strict
+    limits: dict[str, float] | None = None  # memory_mb, cpu_s, processes, tmp_mb, open_files
+
+
 class ActionRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     """What one seat did in one turn, and what was applied for it."""
 
@@ -112,7 +123,8 @@ class Replay(msgspec.Struct, kw_only=True):
     stderr: list[str] = []  # per seat, the tail of what the bot wrote to stderr
     rounds: list[RoundSummary] = []
     result: ResultSummary | None = None
-    timing: dict[str, Any] = {}  # wall-clock facts; the only part that differs between reruns
+    timing: dict[str, Any] = {}  # wall-clock facts; with usage, the only parts that differ between reruns
+    usage: list[SeatUsage] = []  # per bot seat (format_version 1 files may lack it)
 
     def applied_plays(self, turn: TurnRecord) -> list[tuple[int, ...] | None]:
         """The plays applied in ``turn``, as the engine takes them (one per player seat)."""

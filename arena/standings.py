@@ -104,6 +104,7 @@ def standings(
     games = store.games(None if all_games else t.id, players=fmt_players, variant=fmt_variant)  # type: ignore[union-attr]
     results = results_of(games)
     versions = {s.bot.key: s.bot for g in games for s in g.seats}
+    usage = _usage(games)
     rows = []
     if results:
         if anchor is not None:
@@ -127,6 +128,7 @@ def standings(
                     "mean_rank": round(row.mean_rank, 3),
                     "points_vs_table": round(row.points_vs_table, 2),
                     "faults": dict(sorted(row.faults.items())),
+                    **usage.get(row.bot, {"cpu_ms": None, "peak_mb": None}),
                 }
             )
     # Two versions of one bot: show the hash so that the rows can be told apart.
@@ -140,6 +142,27 @@ def standings(
             matrix.setdefault(a, {})[b] = [w, d, lo]
     skipped = store.skipped(t.id) if t is not None and not all_games else []
     return Standings(None if all_games else t.id, fmt_players, fmt_variant, len(games), rows, skipped, matrix)  # type: ignore[union-attr]
+
+
+def _usage(games: Sequence[GameRow]) -> dict[str, dict[str, float | None]]:
+    """Per bot version: mean CPU milliseconds per game and the highest peak memory (MiB)
+    over the games where its sandbox measured them (None: never measured)."""
+    cpu: dict[str, list[float]] = {}
+    peak: dict[str, float] = {}
+    for g in games:
+        for s in g.seats:
+            if s.cpu_ms is not None:
+                cpu.setdefault(s.bot.key, []).append(s.cpu_ms)
+            if s.peak_mb is not None:
+                peak[s.bot.key] = max(peak.get(s.bot.key, 0.0), s.peak_mb)
+    keys = set(cpu) | set(peak)
+    return {
+        k: {
+            "cpu_ms": round(sum(cpu[k]) / len(cpu[k]), 1) if k in cpu else None,
+            "peak_mb": round(peak[k], 1) if k in peak else None,
+        }
+        for k in keys
+    }
 
 
 def _resolve_key(name: str, versions: dict[str, Any]) -> str:
@@ -158,19 +181,30 @@ def markdown(st: Standings) -> str:
     title = f"# Leaderboard: {st.tournament or 'all games'}\n\n"
     head = f"{st.players} players, {st.variant}, {st.games} games.\n\n"
     lines = [
-        "| # | bot | version | Elo | 95% interval | games | wins | mean points | mean rank | faults |",
-        "|--:|:----|:--------|----:|:------------:|------:|-----:|------------:|----------:|-------:|",
+        "| # | bot | version | Elo | 95% interval | games | wins | mean points | mean rank | CPU ms/game | peak MB | faults |",
+        "|--:|:----|:--------|----:|:------------:|------:|-----:|------------:|----------:|------------:|--------:|:-------|",
     ]
     for r in st.rows:
-        faults = sum(r["faults"].values())
         lines.append(
             f"| {r['rank']} | {r['label']} | {r['version']} | {r['elo']:.0f} | {r['elo_low']:.0f} – {r['elo_high']:.0f} "
-            f"| {r['games']} | {r['wins']:g} | {r['mean_points']:.1f} | {r['mean_rank']:.2f} | {faults} |"
+            f"| {r['games']} | {r['wins']:g} | {r['mean_points']:.1f} | {r['mean_rank']:.2f} "
+            f"| {_num(r.get('cpu_ms'))} | {_num(r.get('peak_mb'))} | {fault_summary(r['faults'])} |"
         )
     text = title + head + "\n".join(lines) + "\n"
     if st.skipped:
         text += "\nSkipped (could not take part):\n\n" + "".join(f"- {s['bot']}: {s['reason']}\n" for s in st.skipped)
     return text
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f}"
+
+
+def fault_summary(faults: dict[str, int]) -> str:
+    """``"0"``, or the total and the count of each kind: ``"3 (crash 2, timeout 1)"``."""
+    total = sum(faults.values())
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(faults.items()) if v)
+    return f"{total} ({kinds})" if total else "0"
 
 
 def write_leaderboard_files(st: Standings, folder: Path) -> tuple[Path, Path]:

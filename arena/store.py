@@ -32,7 +32,7 @@ from arena.errors import ArenaError
 
 DB_NAME = "arena.db"
 APPLICATION = "sushigo-arena"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Migrations, in order: MIGRATIONS[i] takes the schema from version i to i + 1.
 MIGRATIONS: list[str] = [
@@ -98,6 +98,11 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (tournament_id, game_id)
     );
     """,
+    # 2: what each seat's bot used in the game (measured by its sandbox; NULL: not measured).
+    """
+    ALTER TABLE game_seats ADD COLUMN cpu_ms REAL;
+    ALTER TABLE game_seats ADD COLUMN peak_mb REAL;
+    """,
 ]
 
 
@@ -131,6 +136,8 @@ class SeatRow:
     faults: dict[str, int]
     mean_ms: float | None
     max_ms: float | None
+    cpu_ms: float | None = None  # CPU time of the bot's processes in this game
+    peak_mb: float | None = None  # their peak memory in this game, MiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +188,8 @@ class NewGame:
     mean_ms: Sequence[float | None]
     max_ms: Sequence[float | None]
     void_reason: str = ""
+    cpu_ms: Sequence[float | None] = ()  # per seat; empty: not measured
+    peak_mb: Sequence[float | None] = ()
 
 
 @contextlib.contextmanager
@@ -326,7 +335,9 @@ class Store:
         with this id was already there (it is then left untouched). A void game is
         kept for the record and replaced when the game is played again."""
         n = len(game.bot_ids)
-        for field_name in ("points", "puddings", "ranks", "autopilot", "faults", "mean_ms", "max_ms"):
+        for field_name in ("points", "puddings", "ranks", "autopilot", "faults", "mean_ms", "max_ms", "cpu_ms", "peak_mb"):
+            if field_name in ("cpu_ms", "peak_mb") and not getattr(game, field_name):
+                continue
             if len(getattr(game, field_name)) != n:
                 raise ValueError(f"game {game.id}: {field_name} has {len(getattr(game, field_name))} entries for {n} seats")
         with self._tx():
@@ -350,13 +361,14 @@ class Store:
                 ),
             )
             self._conn.executemany(
-                "INSERT INTO game_seats (game_id, seat, bot_id, points, puddings, rank, autopilot, faults, mean_ms, max_ms) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO game_seats (game_id, seat, bot_id, points, puddings, rank, autopilot, faults, mean_ms, max_ms, "
+                "cpu_ms, peak_mb) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         game.id, s, game.bot_ids[s], game.points[s], game.puddings[s], game.ranks[s],
                         int(game.autopilot[s]), json.dumps({k: v for k, v in game.faults[s].items() if v}),
                         game.mean_ms[s], game.max_ms[s],
+                        game.cpu_ms[s] if game.cpu_ms else None, game.peak_mb[s] if game.peak_mb else None,
                     )
                     for s in range(n)
                 ],
@@ -405,11 +417,14 @@ class Store:
         heads = self._conn.execute(sql, args).fetchall()
         bots = self.bots()
         seats: dict[str, list[SeatRow]] = {}
-        for game_id, seat, bot_id, points, puddings, rank, autopilot, faults, mean_ms, max_ms in self._seat_rows(
-            [h[0] for h in heads]
+        for game_id, seat, bot_id, points, puddings, rank, autopilot, faults, mean_ms, max_ms, cpu_ms, peak_mb in (
+            self._seat_rows([h[0] for h in heads])
         ):
             seats.setdefault(game_id, []).append(
-                SeatRow(seat, bots[bot_id], points, puddings, rank, bool(autopilot), json.loads(faults), mean_ms, max_ms)
+                SeatRow(
+                    seat, bots[bot_id], points, puddings, rank, bool(autopilot), json.loads(faults), mean_ms, max_ms,
+                    cpu_ms, peak_mb,
+                )
             )
         return [GameRow(*h, seats=tuple(sorted(seats.get(h[0], []), key=lambda s: s.seat))) for h in heads]
 
@@ -420,7 +435,7 @@ class Store:
         self._conn.execute("DELETE FROM wanted")
         self._conn.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", [(g,) for g in game_ids])
         yield from self._conn.execute(
-            "SELECT game_id, seat, bot_id, points, puddings, rank, autopilot, faults, mean_ms, max_ms "
+            "SELECT game_id, seat, bot_id, points, puddings, rank, autopilot, faults, mean_ms, max_ms, cpu_ms, peak_mb "
             "FROM game_seats WHERE game_id IN (SELECT id FROM wanted)"
         )
 

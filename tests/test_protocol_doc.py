@@ -274,7 +274,7 @@ def test_every_replay_field_is_documented() -> None:
 
     structs = [
         replay_module.Replay, replay_module.SeatInfo, replay_module.TurnRecord, replay_module.ActionRecord,
-        replay_module.FaultRecord, replay_module.RoundSummary, replay_module.ResultSummary,
+        replay_module.FaultRecord, replay_module.RoundSummary, replay_module.ResultSummary, replay_module.SeatUsage,
     ]
     missing = sorted(
         f"{s.__name__}.{name}" for s in structs for name in s.__struct_fields__ if f"`{name}`" not in REPLAY_TEXT
@@ -293,7 +293,9 @@ def _replay_builtins(record: Any) -> dict[str, Any]:
 def _normal_replay(value: Any) -> Any:
     if isinstance(value, dict):
         return {
-            k: _normal_replay(v) for k, v in value.items() if k not in ("elapsed_ms", "bank_ms", "arena_version", "timing")
+            k: _normal_replay(v)
+            for k, v in value.items()
+            if k not in ("elapsed_ms", "bank_ms", "arena_version", "timing", "usage")  # measured: differ per run
         }
     if isinstance(value, list):
         return [_normal_replay(v) for v in value]

@@ -154,3 +154,28 @@ def test_a_game_whose_replay_file_is_lost_is_played_again(tmp_path: Path) -> Non
         assert store.completed_ids(["g1", "g2"]) == {"g1"}
         assert {g.id: g.status for g in store.games("t", status=None)} == {"g1": "complete", "g2": "void"}
         assert store.add_game(_game("g2", [a.id, a.id]), "t") is True
+
+
+def test_a_schema_1_database_is_migrated_and_keeps_its_games(tmp_path: Path) -> None:
+    """Schema 2 adds each seat's CPU time and peak memory; games recorded before have none."""
+    from arena.store import MIGRATIONS
+
+    conn = sqlite3.connect(tmp_path / DB_NAME, isolation_level=None)
+    conn.executescript(MIGRATIONS[0])
+    conn.execute("INSERT INTO meta VALUES ('application', 'sushigo-arena'), ('schema_version', '1')")
+    conn.execute("INSERT INTO bots VALUES (1, 'alpha', '1', 'aaaa', 'p', 'then')")
+    conn.execute(
+        "INSERT INTO games VALUES ('old', 'complete', 's', 1, 2, 'standard', 'r', '{}', 0.1, 'then', 'x', '')"
+    )
+    for seat in (0, 1):
+        conn.execute(f"INSERT INTO game_seats VALUES ('old', {seat}, 1, 10, 0, 1, 0, '{{}}', 1.0, 2.0)")
+    conn.close()
+    with open_store(tmp_path) as store:
+        assert store._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+        [old] = store.games()
+        assert [(s.points, s.cpu_ms, s.peak_mb) for s in old.seats] == [(10, None, None)] * 2
+        new = NewGame(**{**{f: getattr(_game("new", [1, 1]), f) for f in NewGame.__dataclass_fields__},
+                         "cpu_ms": [12.5, None], "peak_mb": [30.0, None]})
+        store.add_game(new)
+        [_, g] = store.games()
+        assert [(s.cpu_ms, s.peak_mb) for s in g.seats] == [(12.5, 30.0), (None, None)]

@@ -15,6 +15,7 @@ bot has been closed. A bot's process joins its groups itself, between fork and e
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import itertools
@@ -104,8 +105,25 @@ def _folder(mount: Path, root: str, own: str) -> Path | None:
     return folder if folder.is_dir() else None
 
 
+def _sweep(folder: Path) -> None:
+    """Remove the empty groups of arena processes that are gone (killed before they
+    could clean up); a group that still holds a process is left alone."""
+    with contextlib.suppress(OSError):
+        for old in folder.glob("sushigo-arena-*"):
+            pid = old.name.rsplit("-", 1)[-1]
+            if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+                continue
+            for child in old.iterdir():
+                if child.is_dir():
+                    with contextlib.suppress(OSError):
+                        child.rmdir()
+            with contextlib.suppress(OSError):
+                old.rmdir()
+
+
 def _writable_parent(folder: Path) -> Path | None:
     """A ``sushigo-arena-<pid>`` folder below ``folder``, made now (None if we may not)."""
+    _sweep(folder)
     mine = folder / f"sushigo-arena-{os.getpid()}"
     try:
         mine.mkdir(exist_ok=True)
@@ -118,7 +136,8 @@ _support: CgroupSupport | None = None
 
 
 def support() -> CgroupSupport:
-    """Probe once what this process may do with control groups (Linux only)."""
+    """Probe once what this process may do with control groups (Linux only). Only the
+    folders that will be used are made."""
     global _support
     if _support is not None:
         return _support
@@ -126,54 +145,56 @@ def support() -> CgroupSupport:
         _support = CgroupSupport(problems=("control groups are Linux's",))
         return _support
     own = _own_paths()
-    unified = memory = pids = cpuacct = None
-    memory_v2 = pids_v2 = False
-    problems = []
+    v2_folder: Path | None = None
+    v1: dict[str, Path] = {}
     for fstype, mount, root, opts in _mounts():
-        if fstype == "cgroup2" and unified is None and "0" in own:
-            folder = _folder(mount, root, own["0"])
-            if folder is None:
-                continue
-            base = _writable_parent(folder)
-            if base is None:
-                problems.append(f"cannot make groups in {folder}")
-                continue
-            unified = base
-            available = set((folder / "cgroup.controllers").read_text().split()) if (folder / "cgroup.controllers").exists() else set()
-            wanted = [c for c in ("memory", "pids") if c in available]
-            if wanted:
-                # The arena's folder holds no process, so it may hand controllers down.
-                with contextlib.suppress(OSError):
-                    (base / "cgroup.subtree_control").write_text(" ".join("+" + c for c in wanted))
-            enabled = set((base / "cgroup.subtree_control").read_text().split())
-            if "memory" in enabled:
-                memory, memory_v2 = base, True
-            if "pids" in enabled:
-                pids, pids_v2 = base, True
+        if fstype == "cgroup2" and v2_folder is None and "0" in own:
+            v2_folder = _folder(mount, root, own["0"])
         elif fstype == "cgroup":
             for controller in ("memory", "pids", "cpuacct"):
-                if controller not in opts or controller not in own:
-                    continue
-                folder = _folder(mount, root, own[controller])
-                base = _writable_parent(folder) if folder is not None else None
-                if base is None:
-                    continue
-                if controller == "memory" and memory is None:
-                    memory = base
-                elif controller == "pids" and pids is None:
-                    pids = base
-                elif controller == "cpuacct" and cpuacct is None:
-                    cpuacct = base
+                if controller in opts and controller in own and controller not in v1:
+                    folder = _folder(mount, root, own[controller])
+                    if folder is not None:
+                        v1[controller] = folder
+    problems = []
+    unified = _writable_parent(v2_folder) if v2_folder is not None else None
+    if v2_folder is not None and unified is None:
+        problems.append(f"cannot make groups in {v2_folder}")
+    enabled: set[str] = set()
+    if unified is not None and v2_folder is not None:
+        available = set(_read_text(v2_folder / "cgroup.controllers").split())
+        wanted = [c for c in ("memory", "pids") if c in available]
+        if wanted:
+            # The arena's folder holds no process, so it may hand controllers down.
+            _write(unified / "cgroup.subtree_control", " ".join("+" + c for c in wanted))
+        enabled = set(_read_text(unified / "cgroup.subtree_control").split())
+
+    def v1_parent(controller: str) -> Path | None:
+        return _writable_parent(v1[controller]) if controller in v1 else None
+
+    memory_v2, pids_v2 = "memory" in enabled, "pids" in enabled
+    memory = unified if memory_v2 else v1_parent("memory")
+    pids = unified if pids_v2 else v1_parent("pids")
+    cpuacct = None if unified is not None else v1_parent("cpuacct")  # v2's cpu.stat is enough
     _support = CgroupSupport(
         unified=unified,
         memory=memory,
         memory_v2=memory_v2,
         pids=pids,
         pids_v2=pids_v2,
-        cpuacct=None if unified is not None else cpuacct,  # v2's cpu.stat is enough
+        cpuacct=cpuacct,
         problems=tuple(problems),
     )
+    if unified or memory or pids or cpuacct:
+        atexit.register(remove_arena_folders)
     return _support
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
 
 
 def _write(path: Path, text: str) -> bool:

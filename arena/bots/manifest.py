@@ -10,14 +10,14 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._errors import BotError
+from ._errors import BotError, BotStartError, describe_returncode
 from ._process import BotSpec
+from .sandbox import Limits, SandboxSettings, run_build
 
 MANIFEST = "bot.toml"
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
@@ -40,6 +40,8 @@ class BotManifest:
     build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
     env: dict[str, str] = field(default_factory=dict)
     content_hash: str = ""
+    limits: Limits | None = None  # [limits] of bot.toml; None: the defaults
+
 
     @property
     def is_folder(self) -> bool:
@@ -110,6 +112,12 @@ def load_manifest(folder: Path) -> BotManifest:
     env = data.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise ManifestError(f"{file}: field 'env' must be a table of strings, not {env!r}")
+    limits = None
+    if "limits" in data:
+        try:
+            limits = Limits.from_table(data["limits"], str(file))
+        except ValueError as exc:
+            raise ManifestError(str(exc)) from None
     return BotManifest(
         name=name.strip(),
         version=str(version),
@@ -119,6 +127,7 @@ def load_manifest(folder: Path) -> BotManifest:
         build_timeout_s=float(timeout),
         env=dict(env),
         content_hash=content_hash(folder),
+        limits=limits,
     )
 
 
@@ -185,13 +194,18 @@ class BuildError(BotError):
     """A bot's build step failed; the message names the bot and where its log is."""
 
 
-def prepare_bot(manifest: BotManifest, cache_dir: Path) -> BotSpec:
+def prepare_bot(manifest: BotManifest, cache_dir: Path, sandbox: SandboxSettings | None = None) -> BotSpec:
     """A runnable spec: for a bot with a ``build`` step, the folder is copied into
     ``cache_dir/<name>-<hash>/`` and built there once per content hash (the log is
-    kept as ``build.log`` beside it); otherwise it runs in its own folder."""
+    kept as ``build.log`` beside it); otherwise it runs in its own folder.
+
+    With ``sandbox`` the bot runs (and builds) at that level, with its ``[limits]``
+    within the run's caps; without, it is not confined at all."""
+    sandboxed = sandbox is not None and sandbox.level.value != "none"
     if manifest.build is None:
         cwd = manifest.path if manifest.is_folder else manifest.path.parent
-        return BotSpec(name=manifest.name, argv=manifest.run, cwd=cwd, env=_env(manifest))
+        policy = sandbox.for_bot(manifest.path, manifest.limits) if sandbox is not None else None
+        return BotSpec(name=manifest.name, argv=manifest.run, cwd=cwd, env=_env(manifest, sandboxed=sandboxed), sandbox=policy)
     base = cache_dir / f"{manifest.name}-{manifest.content_hash}"
     work = base / "src"
     done = base / "built.ok"
@@ -201,30 +215,33 @@ def prepare_bot(manifest: BotManifest, cache_dir: Path) -> BotSpec:
             shutil.rmtree(base)
         base.mkdir(parents=True)
         shutil.copytree(manifest.path, work, ignore=shutil.ignore_patterns(*_SKIP_DIRS))
+        policy = sandbox.for_bot(work, manifest.limits, writable=True) if sandbox is not None else None
         try:
-            proc = subprocess.run(
-                list(manifest.build), cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, timeout=manifest.build_timeout_s, env=_env(manifest, for_build=True),
-                start_new_session=True,
+            built = run_build(
+                manifest.name, policy, list(manifest.build), work, _env(manifest, sandboxed=sandboxed),
+                manifest.build_timeout_s,
             )
-        except FileNotFoundError:
+        except BotStartError:
             log.write_text(f"cannot run {manifest.build[0]!r}: not found\n")
             raise BuildError(f"bot {manifest.name}: build command {manifest.build[0]!r} not found (log: {log})") from None
-        except subprocess.TimeoutExpired as exc:
-            log.write_bytes(exc.output or b"")
-            raise BuildError(f"bot {manifest.name}: build timed out after {manifest.build_timeout_s:g}s (log: {log})") from None
-        log.write_bytes(proc.stdout)
-        if proc.returncode != 0:
-            tail = proc.stdout.decode(errors="replace").strip().splitlines()[-3:]
-            raise BuildError(
-                f"bot {manifest.name}: build failed with exit status {proc.returncode} (log: {log}): " + " | ".join(tail)
-            )
+        log.write_bytes(built.output)
+        if built.returncode is None:
+            raise BuildError(f"bot {manifest.name}: build timed out after {manifest.build_timeout_s:g}s (log: {log})")
+        if built.returncode != 0:
+            tail = built.output.decode(errors="replace").strip().splitlines()[-3:]
+            why = f" ({built.explanation})" if built.explanation else ""
+            how = f"exit status {built.returncode}" if built.returncode > 0 else describe_returncode(built.returncode)
+            raise BuildError(f"bot {manifest.name}: build failed with {how}{why} (log: {log}): " + " | ".join(tail))
         done.write_text(manifest.content_hash + "\n")
-    return BotSpec(name=manifest.name, argv=manifest.run, cwd=work, env=_env(manifest))
+    policy = sandbox.for_bot(work, manifest.limits) if sandbox is not None else None
+    return BotSpec(name=manifest.name, argv=manifest.run, cwd=work, env=_env(manifest, sandboxed=sandboxed), sandbox=policy)
 
 
-def _env(manifest: BotManifest, *, for_build: bool = False) -> dict[str, str]:
-    env = {k: v for k in ("PATH", "LANG", "HOME", "PYTHONPATH", "TMPDIR") if (v := os.environ.get(k))}
+def _env(manifest: BotManifest, *, sandboxed: bool = False) -> dict[str, str]:
+    """The bot's environment: PATH, LANG (and, unconfined, HOME, PYTHONPATH, TMPDIR) from
+    the arena's, then what bot.toml sets. A sandbox sets HOME and TMPDIR itself."""
+    keep = ("PATH", "LANG") if sandboxed else ("PATH", "LANG", "HOME", "PYTHONPATH", "TMPDIR")
+    env = {k: v for k in keep if (v := os.environ.get(k))}
     env.setdefault("LANG", "C.UTF-8")
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env["PYTHONUNBUFFERED"] = "1"

@@ -28,7 +28,6 @@ tournament's caps, :class:`Sandbox` is one bot's policy (in its
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import enum
 import importlib.util
@@ -315,15 +314,26 @@ def _system_binds() -> list[str]:
     return args
 
 
-def _package_dirs() -> list[Path]:
-    """The Python installation that runs the arena, and the folders of the ``protocol``
-    and ``arena`` packages (SDK bots import them; the mcts bot imports the engine)."""
-    dirs = [Path(sys.base_prefix), Path(sys.prefix), Path(sys.exec_prefix)]
+def _arena_packages() -> list[Path]:
+    """The folders of the ``protocol`` and ``arena`` packages this arena runs (SDK bots
+    import them; the mcts bot imports the engine)."""
+    dirs = []
     for name in ("protocol", "arena"):
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.submodule_search_locations:
             dirs += [Path(p) for p in spec.submodule_search_locations]
     return dirs
+
+
+def _package_dirs() -> list[Path]:
+    """The Python installation that runs the arena, and the arena's own packages."""
+    return [Path(sys.base_prefix), Path(sys.prefix), Path(sys.exec_prefix), *_arena_packages()]
+
+
+def _python_path() -> str:
+    """A PYTHONPATH under which a bot's Python imports the very ``protocol`` and ``arena``
+    packages the arena runs, however the arena was installed (or not)."""
+    return os.pathsep.join(dict.fromkeys(str(p.parent) for p in _arena_packages()))
 
 
 def _under(path: Path, roots: list[Path]) -> bool:
@@ -471,6 +481,7 @@ class Jail:
                     self.cgroup.remove()
                     self.cgroup = None
             env = dict(env)
+            env.setdefault("PYTHONPATH", _python_path())
             if self.level is Level.STRICT:
                 support = strict_support()
                 if not support.ok:
@@ -495,8 +506,6 @@ class Jail:
             if self.level is not Level.NONE
             else []
         )
-        if self.level is not Level.NONE:
-            _cgroup_cleanup_at_exit()
 
     # -- starting ----------------------------------------------------------------------
 
@@ -650,16 +659,6 @@ def _folder_size(folder: Path, stop_above: int) -> int:
         if total > stop_above:
             break
     return total
-
-
-_cleanup_registered = False
-
-
-def _cgroup_cleanup_at_exit() -> None:
-    global _cleanup_registered
-    if not _cleanup_registered:
-        _cleanup_registered = True
-        atexit.register(_cgroup.remove_arena_folders)
 
 
 def open_jail(name: str, sandbox: Sandbox | None, argv: list[str], env: dict[str, str], cwd: Path) -> Jail | None:

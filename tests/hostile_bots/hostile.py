@@ -1,0 +1,225 @@
+"""A bot that plays legally until its trigger, then misbehaves in one way.
+
+    python hostile.py BEHAVIOUR [TRIGGER] [ARG...]
+
+TRIGGER is the act (counted from 1, across games) at which the behaviour starts; ``0``
+means at once, before answering hello. ARGs are what some behaviours need (paths to
+snoop on, a port to connect to). Standard library only: it must run in any sandbox.
+Whatever it finds out, it says on stderr (``REPORT key=value``), where the tests read it
+from the replay.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+
+BEHAVIOUR = sys.argv[1]
+TRIGGER = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+ARGS = sys.argv[3:]
+
+
+def report(key: str, value: object) -> None:
+    sys.stderr.write(f"REPORT {key}={value}\n")
+    sys.stderr.flush()
+
+
+def sleep_forever() -> None:
+    while True:
+        time.sleep(3600)
+
+
+def send(obj: dict) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def attempt(key: str, action) -> None:  # noqa: ANN001
+    """Try something the sandbox should refuse; report what happened."""
+    try:
+        result = action()
+        report(key, f"ALLOWED {result!r}"[:200])
+    except Exception as exc:  # noqa: BLE001
+        report(key, f"blocked {type(exc).__name__}: {exc}"[:200])
+
+
+def misbehave() -> None:
+    b = BEHAVIOUR
+    if b == "hang":
+        sleep_forever()
+    elif b == "huge_line":
+        sys.stdout.write("x" * (10 * 1024 * 1024))  # 10 MB, no newline
+        sys.stdout.flush()
+        sleep_forever()
+    elif b == "flood_lines":
+        while True:
+            sys.stdout.write("junk junk junk " * 20 + "\n")
+    elif b == "garbage":
+        sys.stdout.buffer.write(b"\xff\xfe\x00\x81 not json \xc3\x28\n")
+        sys.stdout.flush()
+        sleep_forever()
+    elif b == "crash":
+        raise RuntimeError("hostile bot crashes on purpose")
+    elif b == "exit0":
+        sys.stdout.flush()
+        os._exit(0)
+    elif b == "fork_bomb":
+        bomb()
+    elif b == "double_fork":
+        double_fork()
+    elif b == "memory_hog":
+        hog = []
+        while True:
+            hog.append(bytearray(8 * 1024 * 1024))  # touched pages: counted at once
+    elif b == "cpu_spin":
+        threading.Thread(target=spin, daemon=True).start()
+    elif b == "huge_file":
+        huge_file()
+    elif b == "many_fds":
+        many_fds()
+    elif b == "network":
+        network()
+    elif b == "snoop":
+        snoop()
+    elif b == "kill_parent":
+        kill_parent()
+    elif b == "flood_stderr":
+        threading.Thread(target=flood_stderr, daemon=True).start()
+    else:
+        raise SystemExit(f"unknown behaviour {b!r}")
+
+
+def spin() -> None:
+    while True:
+        pass
+
+
+def flood_stderr() -> None:
+    line = ("noise " * 30 + "\n").encode()
+    while True:
+        os.write(2, line)
+
+
+def bomb() -> None:
+    """Every process forks as fast as the system lets it; refused forks are retried
+    after a short sleep (so the bomb holds the process cap, without spinning the CPU).
+    The bot itself goes on playing."""
+    if os.fork() != 0:
+        return
+    os.setsid()
+    refused = 0
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            refused += 1
+            time.sleep(0.05)
+
+
+def double_fork() -> None:
+    """A grandchild in a new session, orphaned, holding the bot's pipes open, that lives on."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            sleep_forever()
+        os._exit(0)
+    os.wait()
+
+
+def write(path: str) -> int:
+    with open(path, "w") as f:
+        return f.write("planted")
+
+
+def read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(64)
+
+
+def huge_file() -> None:
+    tmp = os.environ.get("TMPDIR", "/tmp")
+    attempt("write_own_folder", lambda: write("planted.txt"))
+    for target in ARGS:  # places outside the sandbox
+        attempt(f"write {target}", lambda t=target: write(t))
+    chunk = b"\0" * (1024 * 1024)
+    written = 0
+    try:
+        with open(os.path.join(tmp, "big.bin"), "wb") as f:
+            while written < 4096 * len(chunk):
+                f.write(chunk)
+                f.flush()
+                written += len(chunk)
+    except OSError as exc:
+        report("huge_file", f"stopped after {written // len(chunk)} MB: {exc}")
+
+
+def many_fds() -> None:
+    fds = []
+    try:
+        for _ in range(100_000):
+            fds.append(os.open("/dev/null", os.O_RDONLY))
+    except OSError as exc:
+        report("many_fds", f"{len(fds)} opened, then {exc.strerror}")
+    for fd in fds:
+        os.close(fd)
+
+
+def network() -> None:
+    port = int(ARGS[0]) if ARGS else 9
+    attempt("tcp", lambda: socket.create_connection(("127.0.0.1", port), timeout=2).close())
+    attempt("dns", lambda: socket.getaddrinfo("example.com", 80))
+
+
+def snoop() -> None:
+    for path in ARGS:
+        if os.path.isdir(path):
+            attempt(f"read {path}", lambda p=path: os.listdir(p))
+        else:
+            attempt(f"read {path}", lambda p=path: read(p))
+    attempt("list_parent", lambda: os.listdir(".."))
+
+
+def kill_parent() -> None:
+    attempt("kill_parent", lambda: os.kill(os.getppid(), signal.SIGKILL))
+    attempt("kill_all", lambda: os.kill(-1, signal.SIGKILL))
+
+
+def main() -> None:
+    acts = 0
+    triggered = False
+    if TRIGGER == 0:
+        triggered = True
+        misbehave()
+    for line in sys.stdin:
+        msg = json.loads(line)
+        kind, rid = msg["type"], msg["id"]
+        if kind == "act":
+            acts += 1
+            if acts == TRIGGER and not triggered:
+                triggered = True
+                misbehave()
+            if triggered and BEHAVIOUR == "cpu_spin":
+                time.sleep(0.05)  # a slow (legal) player: the game lasts while the thread spins
+            play = msg["legal"][0]
+            reply = {"type": "action", "re": rid, "cards": play["cards"]}
+            if play.get("dummy_card") is not None:
+                reply["dummy_card"] = play["dummy_card"]
+            send(reply)
+        elif kind == "hello":
+            send({"type": "hello", "re": rid, "version": 1, "name": f"hostile-{BEHAVIOUR}", "bot_version": "1"})
+        elif kind == "game_start":
+            send({"type": "ready", "re": rid})
+        elif kind == "game_over":
+            send({"type": "ack", "re": rid})
+        elif kind == "shutdown":
+            break
+
+
+if __name__ == "__main__":
+    main()
