@@ -345,14 +345,15 @@ def game_view(replay: Replay) -> dict[str, Any]:
 # -- the tournament's figures ----------------------------------------------------------------
 
 
-def rating_timeline(games: Sequence[GameRow], points: int = 100) -> dict[str, Any]:
+def rating_timeline(games: Sequence[GameRow], points: int = 100, *, shift: float = 0.0) -> dict[str, Any]:
     """Every bot's Elo after the first n games, for up to ``points`` values of n.
 
     Each point is the same order-independent joint fit as the leaderboard's
     (:func:`arena.ratings.fit_elo`), refitted on the games recorded so far, so the last
     point is the leaderboard's Elo. A fit takes milliseconds, so up to 100 refits cost
     well under a second for thousands of games; with more games than points the
-    prefixes are spaced evenly. A bot without a game yet has ``None``.
+    prefixes are spaced evenly. A bot without a game yet has ``None``. ``shift`` moves
+    every value (an anchored leaderboard is the pool-mean fit moved by a constant).
     """
     results = results_of(games)
     n = len(results)
@@ -366,7 +367,7 @@ def rating_timeline(games: Sequence[GameRow], points: int = 100) -> dict[str, An
         fit = fit_elo(results[:m])
         for k in keys:
             value = fit.get(k)
-            elo[k].append(None if value is None else round(value, 1))
+            elo[k].append(None if value is None else round(value + shift, 1))
     return {"games": marks, "elo": elo}
 
 
@@ -412,15 +413,18 @@ def bot_details(games: Sequence[GameRow]) -> dict[str, dict[str, Any]]:
 
 
 @dataclass(slots=True)
-class _GameFile:
-    """What reading one game's replay gave: its fault turns, or what went wrong."""
+class GameFacts:
+    """What reading one game's replay gave: its faults as ``[seat, kind, round, turn]`` and
+    its viewer data, or what went wrong (``problem``, naming the file)."""
 
     problem: str = ""
     faults: list[list[Any]] = field(default_factory=list)
     view: dict[str, Any] | None = None
 
 
-def _read_game(root: Path, game: GameRow) -> _GameFile:
+def read_game(root: Path, game: GameRow) -> GameFacts:
+    """Read and check the replay of ``game`` (in results folder ``root``); never raises for
+    a missing or bad file: the problem is in the answer."""
     path = root / game.replay
     try:
         replay = read_replay(path)
@@ -428,14 +432,14 @@ def _read_game(root: Path, game: GameRow) -> _GameFile:
             raise GameDataError(f"it holds game {replay.game_id}, not {game.id}")
         view = game_view(replay)
     except ReplayError as exc:
-        return _GameFile(problem=str(exc))
+        return GameFacts(problem=str(exc))
     except (GameDataError, KeyError, TypeError, IndexError) as exc:
-        return _GameFile(problem=f"{path}: replay does not hold up: {exc}")
+        return GameFacts(problem=f"{path}: replay does not hold up: {exc}")
     faults = [[f["seat"], f["kind"], f["round"], f["turn"]] for f in view["faults"]]
-    return _GameFile(faults=faults, view=view)
+    return GameFacts(faults=faults, view=view)
 
 
-def game_entry(game: GameRow, bot_index: dict[str, int], read: _GameFile) -> dict[str, Any]:
+def game_entry(game: GameRow, bot_index: dict[str, int], read: GameFacts) -> dict[str, Any]:
     """One game as the games list holds it: seats as ``[bot, points, rank, puddings]``."""
     entry: dict[str, Any] = {
         "id": game.id,
@@ -460,12 +464,21 @@ def game_entry(game: GameRow, bot_index: dict[str, int], read: _GameFile) -> dic
     return entry
 
 
+def _anchor_shift(st: Standings, results: Sequence[Any]) -> float:
+    """How far the leaderboard's Elos sit from the pool-mean fit: a rounding error, or the
+    constant an anchor (``--anchor BOT=ELO``) moved them by."""
+    if not st.rows:
+        return 0.0
+    fit = fit_elo(results)
+    return sum(row["elo"] - fit[row["key"]] for row in st.rows) / len(st.rows)
+
+
 def report_data(
     store: Store,
     tournament_id: str | None = None,
     *,
     table: Standings | None = None,
-    read: Callable[[GameRow], _GameFile] | None = None,
+    read: Callable[[GameRow], GameFacts] | None = None,
 ) -> dict[str, Any]:
     """The figures of ``data.js``: the tournament, its leaderboard (``table``, or the
     leaderboard `arena leaderboard` prints), the rating timeline, head to head, per-bot
@@ -491,7 +504,7 @@ def report_data(
             h2h.setdefault(a, {})[b] = [w, d, lo]
     stats = bot_stats(results)
     config = {k: v for k, v in t.config.items() if k != "bots_dir"}  # no local paths in a page meant to be shared
-    games = [game_entry(g, index, read(g) if read else _GameFile()) for g in listed]
+    games = [game_entry(g, index, read(g) if read else GameFacts()) for g in listed]
     return {
         "format": REPORT_FORMAT,
         "generator": GENERATOR,
@@ -505,7 +518,7 @@ def report_data(
         "bots": [bots[k] for k in keys],
         "leaderboard": {"games": st.games, "rows": st.rows, "skipped": st.skipped},
         "h2h": h2h,
-        "timeline": rating_timeline(rated),
+        "timeline": rating_timeline(rated, shift=_anchor_shift(st, results)),
         "details": bot_details(rated),
         "points_vs_table": {k: round(s.points_vs_table, 2) for k, s in stats.items()},
         "games": games,
@@ -594,8 +607,8 @@ def write_report(
         (build / "games").mkdir()
         problems: list[str] = []
 
-        def read(game: GameRow) -> _GameFile:
-            got = _read_game(store.root, game)
+        def read(game: GameRow) -> GameFacts:
+            got = read_game(store.root, game)
             if got.problem:
                 problems.append(f"game {game.id}: {got.problem}")
             elif got.view is not None:
@@ -613,8 +626,8 @@ def write_report(
         (build / "data.js").write_text(f"window.ARENA_REPORT={script_json(data)};\n", encoding="utf-8")
         manifest = {"generator": GENERATOR, "format": REPORT_FORMAT, "arena_version": __version__, "tournament": t.id, "games": len(data["games"])}
         (build / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        files = sum(1 for p in build.rglob("*") if p.is_file())
-        size = sum(p.stat().st_size for p in build.rglob("*") if p.is_file())
+        written = [p.stat().st_size for p in build.rglob("*") if p.is_file()]
+        files, size = len(written), sum(written)
         _swap_into_place(build, out)
     except OSError as exc:
         shutil.rmtree(build, ignore_errors=True)
@@ -631,7 +644,12 @@ def _swap_into_place(build: Path, out: Path) -> None:
         old = out.parent / f".{out.name}.old-{os.getpid()}"
         out.rename(old)
     build.chmod(0o755)  # mkdtemp makes it private; a report is meant to be read
-    build.rename(out)
+    try:
+        build.rename(out)
+    except OSError:
+        if old is not None:
+            old.rename(out)  # the earlier report stays in place
+        raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
 

@@ -27,6 +27,7 @@ from arena.report import (
     card_table,
     game_view,
     replay_page,
+    report_data,
     round_breakdown,
     write_report,
 )
@@ -136,6 +137,17 @@ def test_the_data_equals_the_store(results: Path, site: Path) -> None:
         for other, o in detail["opponents"].items():
             assert [o["wins"], o["draws"], o["losses"]] == st.h2h[row["key"]][other]
     assert "bots_dir" not in data["tournament"]["config"]  # no local paths in the pages
+
+
+def test_an_anchored_leaderboard_moves_the_whole_timeline(results: Path) -> None:
+    with open_store(results, create=False) as store:
+        random_key = next(r["key"] for r in standings(store).rows if r["bot"] == "random")
+        st = standings(store, anchor=(random_key, 1000.0))
+        data = report_data(store, table=st)
+    random_row = next(r for r in data["leaderboard"]["rows"] if r["bot"] == "random")
+    assert random_row["elo"] == 1000.0
+    for row in st.rows:
+        assert data["timeline"]["elo"][row["key"]][-1] == pytest.approx(row["elo"], abs=0.11)
 
 
 def test_each_game_file_equals_its_replay(results: Path, site: Path) -> None:
