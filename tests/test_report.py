@@ -294,6 +294,21 @@ def test_the_dummy_variant_shows_the_controller_and_the_dummys_cards(tmp_path: P
     assert view["steps"][-1]["scores"] == replay.result.scores
 
 
+def test_a_void_game_shows_the_turns_it_had(results: Path) -> None:
+    with open_store(results, create=False) as store:
+        game = store.games()[0]
+    replay = read_replay(results / game.replay)
+    # Cut the game off in round 2, as a failure of the machine would.
+    cut = next(i for i, e in enumerate(replay.events) if e["type"] == "reveal" and e["round"] == 2 and e["turn"] == 3)
+    replay.events = replay.events[:cut]
+    replay.turns = [t for t in replay.turns if (t.round, t.turn) < (2, 3)]
+    replay.status, replay.void_reason, replay.result = "void", "OSError: disk full", None
+    view = game_view(replay)
+    assert view["status"] == "void" and view["result"] is None
+    assert [s["kind"] for s in view["steps"]].count("end") == 1 and view["steps"][-1]["kind"] == "turn"
+    assert (view["steps"][-1]["round"], view["steps"][-1]["turn"]) == (2, 2)
+
+
 def test_a_replay_whose_events_and_turns_disagree_is_refused_naming_the_turn(results: Path) -> None:
     with open_store(results, create=False) as store:
         game = store.games()[0]
