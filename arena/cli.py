@@ -145,6 +145,31 @@ TimeScale = Annotated[float, typer.Option("--time-scale", min=0.001, help="Multi
 NoTimeout = Annotated[bool, typer.Option("--no-timeout", help="Never time a bot out (for debugging a bot).")]
 
 
+SandboxOption = Annotated[
+    str | None,
+    typer.Option(
+        "--sandbox",
+        help="How bots are confined: none, limits (resource limits) or strict (also no network, a read-only view "
+        "of the system, own process namespace). Default: strict where the machine supports it, else limits.",
+        metavar="none|limits|strict",
+    ),
+]
+
+
+def sandbox_settings(level: str | None):  # noqa: ANN201
+    """The run's sandbox for a ``--sandbox`` value: a bad value or an unavailable
+    ``strict`` is an error; falling back from the default prints one warning."""
+    from arena.bots.sandbox import SandboxSettings, resolve_level
+
+    try:
+        resolved, warning = resolve_level(level)
+    except ValueError as exc:
+        raise ArenaError(str(exc)) from None
+    if warning:
+        err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+    return SandboxSettings(resolved)
+
+
 def _time_settings(hello_ms: int, turn_ms: int, bank_ms: int, time_scale: float, no_timeout: bool):  # noqa: ANN202
     from arena.referee import TimeSettings
 
@@ -179,6 +204,7 @@ def play_command(
     bank_ms: BankMs = 10_000,
     time_scale: TimeScale = 1.0,
     no_timeout: NoTimeout = False,
+    sandbox: SandboxOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Play one game among the given bots (or you and bots: `arena play human BOT`) and print it."""
@@ -193,13 +219,14 @@ def play_command(
     except ValueError as exc:
         raise ArenaError(str(exc)) from None
     ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
+    confined = sandbox_settings(sandbox)
     results = Path("results")
     human = any(is_human(b) for b in bots)
     # No spinner when a person plays: the game itself is on the terminal.
     spinner = err.is_terminal and not json_output and not human
     try:
         with err.status("playing…", spinner="dots") if spinner else nullcontext():
-            outcome = play_one(bots, config, seed, ts, replay_path=None, build_cache=results / "build")
+            outcome = play_one(bots, config, seed, ts, replay_path=None, build_cache=results / "build", sandbox=confined)
     except KeyboardInterrupt:
         err.print("interrupted: the game was not finished and no replay was written", highlight=False)
         raise typer.Exit(130) from None

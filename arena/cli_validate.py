@@ -17,12 +17,14 @@ from arena.cli import (
     HelloMs,
     JsonOption,
     NoTimeout,
+    SandboxOption,
     TimeScale,
     TurnMs,
     _time_settings,
     app,
     err,
     out,
+    sandbox_settings,
 )
 
 if TYPE_CHECKING:
@@ -84,14 +86,16 @@ def validate_command(
     bank_ms: BankMs = 10_000,
     time_scale: TimeScale = 1.0,
     no_timeout: NoTimeout = False,
+    sandbox: SandboxOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Check a bot against every situation it must handle (exit 0 only if all pass)."""
     from arena.validate import validate_bot
 
     ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
+    confined = sandbox_settings(sandbox)
     with err.status("validating…", spinner="dots") if err.is_terminal and not json_output else nullcontext():
-        report = validate_bot(bot, ts, build_cache=BUILD_CACHE)
+        report = validate_bot(bot, ts, build_cache=BUILD_CACHE, sandbox=confined)
     if json_output:
         print(json.dumps(report.to_dict()))
     else:
@@ -109,12 +113,13 @@ def submit_command(
     bank_ms: BankMs = 10_000,
     time_scale: TimeScale = 1.0,
     no_timeout: NoTimeout = False,
+    sandbox: SandboxOption = None,
 ) -> None:
     """Validate a bot, then copy it into a bots folder under its name (refused if it fails, or if a different bot has that name there)."""
     from arena.validate import submit_bot
 
     ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
-    outcome = submit_bot(bot, bots, ts, build_cache=BUILD_CACHE, on_validated=render_report)
+    outcome = submit_bot(bot, bots, ts, build_cache=BUILD_CACHE, on_validated=render_report, sandbox=sandbox_settings(sandbox))
     if outcome.report is None:
         out.print(f"{outcome.destination} is already this bot (identical files): nothing to do", highlight=False)
     elif outcome.copied:

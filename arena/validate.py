@@ -34,6 +34,7 @@ import trio
 from arena.acts import build_act
 from arena.bots import BotError
 from arena.bots.manifest import BotManifest, content_hash, discover_bots, find_bot, prepare_bot
+from arena.bots.sandbox import SandboxSettings
 from arena.engine import (
     RULES_VERSION,
     GameConfig,
@@ -794,10 +795,12 @@ def _last(play: tuple[int, ...], controller: bool, status: str, message: str, el
 # -- the entry points -----------------------------------------------------------------------------
 
 
-def validate_bot(path: Path, time_settings: TimeSettings, *, build_cache: Path) -> ValidationReport:
-    """Find, build and start the bot at ``path`` as a tournament would, run the handshake and
-    the scripted games, and judge every check. Never raises for the bot's faults: they are
-    failed checks in the report."""
+def validate_bot(
+    path: Path, time_settings: TimeSettings, *, build_cache: Path, sandbox: SandboxSettings | None = None
+) -> ValidationReport:
+    """Find, build and start the bot at ``path`` as a tournament would (in ``sandbox``;
+    None: unconfined), run the handshake and the scripted games, and judge every check.
+    Never raises for the bot's faults: they are failed checks in the report."""
     try:
         manifest = find_bot(path)
     except BotError as exc:
@@ -813,7 +816,7 @@ def validate_bot(path: Path, time_settings: TimeSettings, *, build_cache: Path) 
     report = ValidationReport(manifest.name, str(manifest.path), [found], manifest=manifest)
     t0 = time.monotonic()
     try:
-        spec = prepare_bot(manifest, build_cache)
+        spec = prepare_bot(manifest, build_cache, sandbox)
     except (BotError, OSError) as exc:
         report.checks.append(Check("build", False, str(exc), str(PACKAGING)))
         return report
@@ -853,6 +856,7 @@ def submit_bot(
     *,
     build_cache: Path,
     on_validated: Callable[[ValidationReport], None] | None = None,
+    sandbox: SandboxSettings | None = None,
 ) -> SubmitOutcome:
     """Validate the bot at ``path`` and copy it into ``bots_dir`` under its name.
 
@@ -873,7 +877,7 @@ def submit_bot(
     identical = _taken(bots_dir, manifest, dest)
     if identical:
         return SubmitOutcome(None, identical, copied=False)
-    report = validate_bot(path, time_settings, build_cache=build_cache)
+    report = validate_bot(path, time_settings, build_cache=build_cache, sandbox=sandbox)
     if on_validated is not None:
         on_validated(report)
     if not report.passed:

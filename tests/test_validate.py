@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 import arena.validate as validate_module
 from arena.bots.manifest import content_hash
+from arena.bots.sandbox import SandboxSettings, resolve_level
 from arena.cli import app
 from arena.errors import ArenaError
 from arena.referee import TimeSettings
@@ -79,7 +80,11 @@ def test_every_example_bot_passes_every_check(name: str, tmp_path: Path) -> None
     for tool in (manifest["run"][0], *(manifest.get("build") or [])[:1]):
         if tool in ("node", "cc") and shutil.which(tool) is None:
             pytest.skip(f"{tool} is not installed")
-    report = run_validate(deterministic_copy(name, tmp_path), tmp_path)
+    # In the strict sandbox where the machine has it (as a tournament runs them), else at limits.
+    level, _ = resolve_level(None)
+    report = validate_bot(
+        deterministic_copy(name, tmp_path), TOURNAMENT, build_cache=tmp_path / "build", sandbox=SandboxSettings(level)
+    )
     assert report.passed, failures(report)
     expected = CHECK_NAMES[:1] + (["build"] if "build" in manifest else []) + CHECK_NAMES[1:]
     assert [c.name for c in report.checks] == expected
@@ -228,7 +233,9 @@ def test_validate_json_is_one_object_for_scripts() -> None:
 
 
 def test_validate_table_marks_each_check_and_exits_1_on_a_failure() -> None:
-    result = runner.invoke(app, ["validate", str(BROKEN / "illegal.py")])
+    # At level limits: this single-file bot imports a sibling module, which the strict
+    # sandbox does not show a single-file bot (it sees its own file only).
+    result = runner.invoke(app, ["validate", str(BROKEN / "illegal.py"), "--sandbox", "limits"])
     assert result.exit_code == 1
     assert "✗" in result.stdout and "✓" in result.stdout
     assert "\x1b[" not in result.stdout  # colours only on a terminal
@@ -281,7 +288,7 @@ def test_submit_refuses_a_bot_that_fails_validation(tmp_path: Path) -> None:
     bots.mkdir()
     env = {**os.environ, "COLUMNS": "200"}
     proc = subprocess.run(
-        [sys.executable, "-m", "arena", "submit", str(BROKEN / "illegal.py"), "--bots", str(bots)],
+        [sys.executable, "-m", "arena", "submit", str(BROKEN / "illegal.py"), "--bots", str(bots), "--sandbox", "limits"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
     )
     assert proc.returncode == 1
