@@ -136,6 +136,35 @@ def bench_referee_command(
     )
 
 
+@bench_app.command("sandbox")
+def bench_sandbox_command(
+    starts: Annotated[int, typer.Option("--starts", min=1, help="Bot starts per level.")] = 20,
+    games: Annotated[int, typer.Option("--games", min=1, help="4-player games per level, for the cost per decision.")] = 20,
+    json_output: JsonOption = False,
+) -> None:
+    """What each sandbox level costs: ms to start a bot (spawn to hello reply) and µs per
+    4-seat decision cycle, with the instant C bot (needs `cc`)."""
+    from arena.bench_sandbox import bench_sandbox
+
+    with err.status("benchmarking the sandbox levels…", spinner="dots") if err.is_terminal else nullcontext():
+        costs, missing = bench_sandbox(starts, games)
+    if json_output:
+        print(json.dumps({"benchmark": "sandbox", "levels": [c.to_dict() for c in costs], "strict_missing": missing}))
+        return
+    table = Table(title="Sandbox levels: an instant C bot", title_justify="left")
+    for col in ("level", "start ms (median)", "start ms (min)", "µs/cycle"):
+        table.add_column(col, justify="right")
+    for c in costs:
+        table.add_row(c.level, f"{c.start_ms:.1f}", f"{c.start_min_ms:.1f}", f"{c.cycle_us:.0f}")
+    out.print(table)
+    if missing:
+        err.print(f"[yellow]strict not measured:[/yellow] {missing}", highlight=False)
+    out.print(
+        "[dim]unconfined = no sandbox object at all; start = spawn to the hello reply, levels interleaved; "
+        "cycle = four acts written and four replies read, in whole games.[/dim]"
+    )
+
+
 # -- playing games ------------------------------------------------------------------
 
 HelloMs = Annotated[int, typer.Option("--hello-ms", min=1, help="Start-up budget per bot (hello), ms.")]
