@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import itertools
 import math
 import random
 import time
@@ -292,6 +293,8 @@ class Player:
                 self.needs_restart = True
                 raise BotFault("crash", str(exc)) from None
             reply = _check_reply(line, request_id, expected)
+            if isinstance(reply, BotFault):
+                raise reply
             if reply is not None:
                 return reply
 
@@ -348,20 +351,21 @@ class Player:
 
 
 def _check_reply(line: bytes, request_id: int, expected: type) -> Any:
-    """The reply to ``request_id`` in ``line``, or None for a late reply to an earlier
-    request (it never counts for this one). Raises :class:`BotFault` for anything else."""
+    """The reply to ``request_id`` in ``line``; None for a late reply to an earlier
+    request (it never counts for this one); a :class:`BotFault` for anything else."""
     try:
         reply = decode_reply(line)
     except ProtocolDecodeError as exc:
-        raise BotFault("malformed", str(exc)) from None
-    if reply.re < request_id:
+        return BotFault("malformed", str(exc))
+    re = reply.re
+    if re == request_id and isinstance(reply, expected):
+        return reply
+    if re < request_id:
         return None
-    if reply.re != request_id:
-        raise BotFault("protocol", f"reply has re={reply.re}, expected re={request_id}")
-    if not isinstance(reply, expected):
-        got = type(reply).__name__
-        raise BotFault("protocol", f"expected a {_type_name(expected)!r} reply, got {_type_name(type(reply))!r} ({got})")
-    return reply
+    if re != request_id:
+        return BotFault("protocol", f"reply has re={re}, expected re={request_id}")
+    got = type(reply).__name__
+    return BotFault("protocol", f"expected a {_type_name(expected)!r} reply, got {_type_name(type(reply))!r} ({got})")
 
 
 def _type_name(cls: type) -> str:
@@ -550,6 +554,7 @@ class _Referee:
         self.max_strikes = max_strikes
         self.replay = replay
         self.order_rng = random.Random(seed ^ 0x5EA75)  # write order of each turn's acts
+        self.orders = _PERMUTATIONS
         self.acts = ActWriter(state, game_id)
         self.group: BotGroup  # set by run()
         self.rules: Rules | None = None  # the game_start rules, the same for every seat
@@ -683,10 +688,7 @@ class _Referee:
             return
 
         def accept(i: int, line: bytes) -> Any:
-            try:
-                return _check_reply(line, ids[i], expected)
-            except BotFault as fault:
-                return fault
+            return _check_reply(line, ids[i], expected)
 
         answers = await self.group.exchange(questions, accept)
         for seat, answer in zip(asked, answers, strict=True):
@@ -711,7 +713,9 @@ class _Referee:
             actions=[],
         )
         asking = [seats[i] for i in deciding if not seats[i].autopilot]
-        self.order_rng.shuffle(asking)  # the write order of this turn's acts
+        if len(asking) > 1:  # the write order of this turn's acts: a seeded random permutation
+            orders = self.orders[len(asking)]
+            asking = [asking[j] for j in orders[int(self.order_rng.random() * len(orders))]]
         writer = self.acts
         turn_ms, turn_s = self.turn_ms, self.turn_s
         if asking:
@@ -895,6 +899,10 @@ def _last(play: tuple[int, ...], dummy: bool, status: str, message: str, elapsed
         message=message,
         elapsed_ms=0.0 if elapsed is None or not math.isfinite(elapsed) else round(elapsed * 1000, 3),
     )
+
+
+#: Every order of n seats, for n = 0..5 (at most 5 players decide in a turn).
+_PERMUTATIONS = [list(itertools.permutations(range(n))) for n in range(6)]
 
 
 def _by_seat(action: ActionRecord) -> int:
