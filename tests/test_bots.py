@@ -477,6 +477,48 @@ def test_reader_returns_each_line_or_refuses_it_whatever_the_chunking(lines, cut
     trio.run(main)
 
 
+@settings(max_examples=150, deadline=None)
+@given(lines=lines_strategy, cuts=st.lists(st.integers(1, 50), min_size=1), cap=st.integers(1, 120))
+def test_nowait_reads_give_the_same_lines_whatever_the_chunking(lines, cuts, cap):
+    """receive_line_nowait (the BotGroup's reader) against the same stream, with "nothing
+    there yet" between chunks: the same lines and refusals as receive_line."""
+    stream = b"".join(line + end for line, end in lines)
+    chunks, pos, i = [], 0, 0
+    while pos < len(stream):
+        size = cuts[i % len(cuts)]
+        chunks.append(stream[pos : pos + size])
+        pos, i = pos + size, i + 1
+    expected = [line if len(line) <= cap else LineTooLong for line, _ in lines]
+    pending = list(chunks)
+    ready = [False]  # alternately "would block" and one chunk, then the end
+
+    def read_some(n: int) -> bytes:
+        ready[0] = not ready[0]
+        if not ready[0]:
+            raise BlockingIOError
+        if not pending:
+            return b""
+        chunk = pending[0][:n]
+        pending[0] = pending[0][n:]
+        if not pending[0]:
+            pending.pop(0)
+        return chunk
+
+    reader = BoundedLineReader(None)  # type: ignore[arg-type]
+    got = []
+    while True:
+        try:
+            line = reader.receive_line_nowait(read_some, cap)
+        except LineTooLong:
+            got.append(LineTooLong)
+            continue
+        if line is not None:
+            got.append(line)
+        elif reader.at_eof:
+            break
+    assert got == expected
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     gaps=st.lists(st.floats(0, 2), min_size=1, max_size=15),

@@ -102,17 +102,34 @@ class BoundedLineReader:
         else:
             self._eof = True
 
-    def feed_and_take(self, data: bytes, max_bytes: int) -> bytes | None:
-        """:meth:`feed` then :meth:`take_buffered_line`, without copying ``data`` when it
-        is exactly one whole line and nothing is buffered (the usual reply)."""
-        if data and not self._buf and not self._discarding:
-            end = data.find(b"\n")
-            if end == len(data) - 1:
-                stop = end - 1 if end > 0 and data[end - 1] == 0x0D else end
-                if stop <= max_bytes:
-                    return data[:stop]
-        self.feed(data)
-        return self.take_buffered_line(max_bytes)
+    def receive_line_nowait(self, read_some: Callable[[int], bytes], max_bytes: int) -> bytes | None:
+        """:meth:`receive_line` for a caller that does its own waiting: ``read_some(n)``
+        returns at most ``n`` bytes without waiting (``b""`` at the end of the stream)
+        or raises :exc:`BlockingIOError` when none are there. Returns the next line, or
+        None when more bytes are needed (or the stream has ended: see :attr:`at_eof`).
+        Raises :class:`LineTooLong` as :meth:`receive_line` does."""
+        if self._busy:
+            raise trio.BusyResourceError("another task is already reading lines from this bot")
+        buf = self._buf
+        if buf or self._eof or self._discarding:
+            line = self.take_buffered_line(max_bytes)
+            if line is not None or self._eof:
+                return line
+        while True:
+            try:
+                data = read_some(_DISCARD_READ if self._discarding else max(max_bytes + 2 - len(buf), _MIN_READ))
+            except BlockingIOError:
+                return None
+            if data and not buf and not self._discarding:
+                end = data.find(b"\n")
+                if end == len(data) - 1:  # exactly one whole line (the usual reply): no copy
+                    stop = end - 1 if end > 0 and data[end - 1] == 0x0D else end
+                    if stop <= max_bytes:
+                        return data[:stop]
+            self.feed(data)
+            line = self.take_buffered_line(max_bytes)
+            if line is not None or self._eof:
+                return line
 
     def take_buffered_line(self, max_bytes: int) -> bytes | None:
         """The next complete line already buffered (as :meth:`receive_line` returns it),

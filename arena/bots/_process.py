@@ -17,6 +17,7 @@ Design notes (the why):
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -79,6 +80,7 @@ class BotProcess:
         # pipe open) and then take whatever the bot wrote before exiting without waiting.
         os.set_blocking(stdout_fd, False)
         self._stdout_fd = stdout_fd
+        self._read_stdout = functools.partial(os.read, stdout_fd)  # for try_receive_line
         self._stdout_wake: trio.CancelScope | None = None
         self._reader = BoundedLineReader(self._receive_stdout)
         self._stderr = trio.lowlevel.FdStream(stderr_fd)
@@ -204,23 +206,10 @@ class BotProcess:
         Lines come in the same order, and with the same :class:`LineTooLong` handling,
         as from :meth:`receive_line`; the two may be mixed, but not at the same time.
         """
-        reader = self._reader
-        if reader.busy:
-            raise trio.BusyResourceError("another task is already reading lines from this bot")
-        try:
-            if reader.buffered or reader.at_eof:
-                line = reader.take_buffered_line(max_bytes)
-                if line is not None or reader.at_eof:
-                    return line
-            while not self._released:
-                try:
-                    data = os.read(self._stdout_fd, reader.wanted(max_bytes))
-                except BlockingIOError:
-                    return None
-                line = reader.feed_and_take(data, max_bytes)
-                if line is not None or reader.at_eof:
-                    return line
+        if self._released:
             return None
+        try:
+            return self._reader.receive_line_nowait(self._read_stdout, max_bytes)
         except LineTooLong as exc:
             raise LineTooLong(exc.reason, bot=self.name, limit=exc.limit) from None
 
