@@ -14,6 +14,7 @@ last action). Tests hold the two to byte equality over whole games of every vari
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -98,12 +99,17 @@ class ActWriter:
         self._event_json: list[bytes] = []
         self._events_by_entry = True  # False if the log ever stops mapping 1:1 to events
         self._events_since: dict[int, bytes] = {}
-        self._tableaus: dict[int, tuple[list[int], bytes]] = {}  # per seat: its cards, as JSON
+        # Every card as it shows in a tableau: as in a hand, plus its wasabi for a nigiri on one.
+        self._tcard = list(self._card)
+        self._wasabi_of: dict[int, int] | None = None
+        self._wasabi_seen = 0
 
     def begin_turn(self, banks_ms: Sequence[int]) -> None:
         """Build the parts every seat shares this turn; ``banks_ms`` is every seat's bank."""
         state = self.state
-        tableaus = [self._tableau_json(seat) for seat in range(len(state.tableaus))]
+        self._sync_wasabi()
+        tcard = self._tcard.__getitem__
+        tableaus = [b"[" + b",".join(map(tcard, tableau)) + b"]" for tableau in state.tableaus]
         controller = state.controller if self._dummy_variant and not state.over else None
         self._controller = controller
         self._turn_part = b',"round":%d,"turn":%d,"direction":"%s","time_ms":' % (
@@ -131,28 +137,18 @@ class ActWriter:
         self._events_since.clear()
         self._legal.clear()
 
-    def _tableau_json(self, seat: int) -> bytes:
-        """The seat's tableau as JSON. A card's JSON never changes once it is in the
-        tableau (a nigiri's wasabi is fixed when it enters), so while the tableau only
-        grows, only the new cards are encoded."""
-        tableau = self.state.tableaus[seat]
-        known, json = self._tableaus.get(seat, ((), b"[]"))
-        k = len(known)
-        if len(tableau) < k or tableau[:k] != known:  # a new round, or chopsticks left
-            k, json = 0, b"[]"
-        if len(tableau) == k:
-            return json
+    def _sync_wasabi(self) -> None:
+        """Give each nigiri that sits on a wasabi its tableau JSON with the wasabi's id.
+        The engine only adds to ``wasabi_of`` during a round (R7: fixed when the nigiri
+        enters) and starts a new dict each round; a card enters a tableau once a game."""
         wasabi_of = self.state.wasabi_of
-        card = self._card
-        new = b",".join(
-            [
-                card[c] if c not in wasabi_of else b'%s,"wasabi":%d}' % (card[c][:-1], wasabi_of[c])
-                for c in tableau[k:]
-            ]
-        )
-        json = json[:-1] + (b"," + new if k else new) + b"]"
-        self._tableaus[seat] = (tableau.copy(), json)
-        return json
+        if wasabi_of is not self._wasabi_of:
+            self._wasabi_of, self._wasabi_seen = wasabi_of, 0
+        if len(wasabi_of) > self._wasabi_seen:
+            card, tcard = self._card, self._tcard
+            for c, w in itertools.islice(wasabi_of.items(), self._wasabi_seen, None):
+                tcard[c] = b'%s,"wasabi":%d}' % (card[c][:-1], w)
+            self._wasabi_seen = len(wasabi_of)
 
     def events_since(self, cursor: int) -> list[dict[str, Any]]:
         """``events(state, cursor)``, from the events already made where possible."""
@@ -199,9 +195,13 @@ class ActWriter:
         plays = self.legal(seat)
         if dummy:  # (own, dummy) or (own1, own2, dummy)
             legal = b",".join([(_DUMMY_PAIR if len(p) == 2 else _DUMMY_TRIPLE) % p for p in plays])
-        else:  # (card,) or (card1, card2) with chopsticks
+        else:  # (card,) for each card in hand order, then (card1, card2) pairs with chopsticks (R16)
             single = self._single
-            legal = b",".join([single[p[0]] if len(p) == 1 else _PAIR % p for p in plays])
+            hand = state.hands[seat]
+            if len(plays) == len(hand) and (not hand or plays[0] == (hand[0],)):  # no chopsticks: singles
+                legal = b",".join(map(single.__getitem__, hand))
+            else:
+                legal = b",".join([single[p[0]] if len(p) == 1 else _PAIR % p for p in plays])
         evs = self._events_line_part(events_since)
         # The dummy's pile is face down (R15): nobody sees it, not even "its" seat.
         hand = state.hands[seat] if seat < state.config.players else ()
@@ -214,7 +214,7 @@ class ActWriter:
                 self._turn_part,
                 b"%d" % time_ms,
                 b',"hand":[',
-                b",".join([card[c] for c in hand]),
+                b",".join(map(card.__getitem__, hand)),
                 b'],"legal":[',
                 legal,
                 b'],"dummy":true' if dummy else b'],"dummy":false',

@@ -42,7 +42,8 @@ class Question:
     to write it and then ``timeout_s`` from its last byte written to the reply's newline
     read (``inf``: no deadline), and a cap of ``max_bytes`` on a reply line.
 
-    A question is used by one exchange (which keeps its progress in it)."""
+    An exchange keeps its progress in its questions; a question may be asked again in
+    a later exchange (with new ``data``), never in two at once."""
 
     __slots__ = ("_deadline", "_index", "_rest", "_sent_at", "bot", "data", "max_bytes", "timeout_s")
 
@@ -153,6 +154,7 @@ class BotGroup:
         watched = self._watched
         for index, q in enumerate(questions):
             q._index = index
+            q._rest = None
             bot = q.bot
             try:
                 if bot not in watched:
