@@ -64,6 +64,7 @@ from arena.replay import (
     Replay,
     ResultSummary,
     SeatInfo,
+    SeatUsage,
     TurnRecord,
     summarize_rounds,
 )
@@ -321,6 +322,24 @@ class Player:
             return ""
         return self._proc.stderr_tail(reset=reset)
 
+    # -- what the bot uses (its sandbox measures it) -------------------------------------
+    def begin_game(self) -> None:
+        """Count CPU time and peak memory (and the per-game CPU limit) from now."""
+        jail = self._proc.jail if self._proc is not None else None
+        if jail is not None:
+            jail.begin_game()
+
+    def usage(self, seat: int) -> SeatUsage:
+        """This seat's CPU time and peak memory since :meth:`begin_game` (or since the
+        process started, if it started later), and the sandbox it ran in."""
+        jail = self._proc.jail if self._proc is not None else None
+        sandbox = self.spec.sandbox
+        if jail is None:
+            return SeatUsage(seat=seat, sandbox=sandbox.level.value if sandbox else "none")
+        used = jail.usage()
+        limits = dataclasses.asdict(jail.limits) if jail.level.value != "none" else None
+        return SeatUsage(seat=seat, cpu_ms=used.cpu_ms, peak_mb=used.peak_mb, sandbox=jail.level.value, limits=limits)
+
     async def shutdown(self, reason: str = "") -> None:
         """Ask the bot to exit, then end its process tree (grace, SIGTERM, SIGKILL)."""
         if self._proc is not None and self.running:
@@ -497,6 +516,8 @@ async def play_game(
         cards=[KINDS[k] for k in state.kind_of],
     )
     referee = _Referee(state, seats, config, seed, gid, time_settings, max_strikes, replay)
+    for p in players:
+        p.begin_game()
     try:
         await referee.run()
         status, reason = "complete", ""
@@ -509,6 +530,7 @@ async def play_game(
     replay.status = status
     replay.void_reason = reason
     replay.stderr = [s.player.stderr_tail(reset=True)[-STDERR_TAIL_BYTES:] if s.player else "" for s in seats]
+    replay.usage = [p.usage(i) for i, p in enumerate(players)]
     duration = trio.current_time() - t0
     replay.timing = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
