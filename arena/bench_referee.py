@@ -23,7 +23,15 @@ answer at once, so what is measured is the arena, not the bots.
   mostly on that placement: a wake-up on another CPU costs far more than a plain
   context switch (above all in a VM). Measured on a 2-CPU VM: raw 24 µs/cycle pinned,
   every run; 25 to 70 µs/cycle unpinned, from one run to the next. The referee, busy
-  in Python, moves much less (about 330 vs 340 µs/cycle).
+  in Python, moves much less.
+- Other work on the pinned CPU inflates both figures, but not equally (the referee,
+  which uses far more CPU, loses more time slices to it): compare ratios from a quiet
+  machine. Measured on a quiet 2-CPU VM: referee about 110 µs/cycle against raw 23.5
+  (ratio about 4.6; 12.5 before the referee asked all seats from one task and built
+  the acts' common parts once per turn). Where the 110 µs go, roughly: 50 in the
+  exchange (35 of them this process's CPU, the rest the bots'), 24 building the acts,
+  6 applying the turn in the engine, 13 checking and recording the replies, and 19 per
+  game (new game, game_start, game_over, the replay's shell) spread over its 21 cycles.
 """
 
 from __future__ import annotations
