@@ -158,6 +158,23 @@ class ConsoleReporter:
             self.live = Live(self.progress, console=err, refresh_per_second=4, transient=True)
             self.live.start()
 
+    def cluster_ready(self, info: Any) -> None:
+        if self.quiet:
+            return
+        seats = sum(w.seats for w in info.workers)
+        err.print(
+            f"cluster [bold]{info.target}[/bold]: {len(info.workers)} worker(s), {seats:g} seats, "
+            f"{info.seats_per_game} seat(s) a game, {info.slots} game(s) at once"
+            + (f" · dashboard {info.dashboard}" if info.dashboard else ""),
+            highlight=False,
+        )
+        for w in info.oversubscribed:
+            err.print(
+                f"[yellow]note:[/yellow] worker {w.address} declares {w.seats:g} seats for {w.cores} cores: "
+                "its bots may lose time to each other",
+                highlight=False,
+            )
+
     def game_done(self, game: Any, record: Any, done: int, total: int) -> None:
         from arena.ratings import GameResult
 
@@ -242,6 +259,7 @@ def run_command(
     seed: Annotated[int | None, typer.Option(min=0, help="The tournament's seed: same seed and bots, same games (default 0).")] = None,
     gauntlet: Annotated[str | None, typer.Option(help="Only the tables of this bot: that bot against the field.")] = None,
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Games at once (default: cores ÷ seats, at least 1).")] = None,
+    cluster: Annotated[str | None, typer.Option(help="Play the games on a Dask cluster: tcp://HOST:8786, or local:N worker processes here (needs the `cluster` extra; see docs/cluster.md).")] = None,
     results: Annotated[Path | None, typer.Option("--results", "-r", help="The results folder (default results/).")] = None,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML file holding any of these settings.")] = None,
     name: Annotated[str | None, typer.Option(help="The tournament's id (default: from the folder and the settings).")] = None,
@@ -266,7 +284,7 @@ def run_command(
         "bots": bots, "players": players, "deals": deals, "seatings": seatings, "games": games,
         "variant": variant.value if variant is not None else None, "seed": seed, "gauntlet": gauntlet, "jobs": jobs,
         "results": results, "name": name, "anchor": anchor, "hello_ms": hello_ms, "turn_ms": turn_ms,
-        "bank_ms": bank_ms, "time_scale": time_scale, "no_timeout": no_timeout,
+        "bank_ms": bank_ms, "time_scale": time_scale, "no_timeout": no_timeout, "cluster": cluster,
     }
     options.update({k: v for k, v in given.items() if v is not None})
     if options.get("bots") is None:
@@ -434,5 +452,36 @@ def bench_tournament_command(
     out.print(table)
     out.print(
         f"scaling (2 jobs ÷ 1): {r.scaling:.2f} · store: {r.store_ms_per_game:.2f} ms per game (replay file + one transaction)",
+        highlight=False,
+    )
+
+
+@bench_app.command("cluster")
+def bench_cluster_command(
+    deals: Annotated[int, typer.Option(min=1, help="Duplicate deals: 60 four-player games each, per side.")] = 1,
+    json_output: JsonOption = False,
+) -> None:
+    """The same tournament of instant C bots (needs `cc` and the `cluster` extra) with
+    --jobs 2 and with --cluster local:2: games/s side by side, and what Dask costs per game."""
+    from contextlib import nullcontext
+
+    from arena.bench_cluster import SLOTS, bench_cluster
+
+    with err.status("benchmarking the cluster path…", spinner="dots") if err.is_terminal else nullcontext():
+        r = bench_cluster(deals)
+    if json_output:
+        print(json.dumps({"benchmark": "cluster", "players": 4, "slots": SLOTS, **r.to_dict()}))
+        return
+    table = Table(title=f"{r.games} four-player games among six instant C bots, {SLOTS} at a time", title_justify="left")
+    table.add_column("executor")
+    table.add_column("games/s", justify="right")
+    table.add_row(f"local, --jobs {SLOTS}", f"{r.local_games_per_s:,.1f}")
+    table.add_row(f"Dask, --cluster local:{SLOTS}", f"{r.cluster_games_per_s:,.1f}")
+    out.print(table)
+    out.print(
+        f"cluster path: +{r.overhead_ms_per_game:,.0f} ms per game per slot = Dask task {r.dask_task_ms:.1f} + "
+        f"game process start {r.game_process_ms:.0f} + fresh bots and the rest {r.bots_and_rest_ms:.0f}; "
+        f"cluster start {r.cluster_setup_s:.1f} s (not in games/s); the arena process: {r.coordinator_cpu_ms:.1f} ms CPU "
+        "per game (client, writer, scheduler)",
         highlight=False,
     )

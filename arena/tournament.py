@@ -75,6 +75,7 @@ class RunSettings:
     jobs: int | None = None  # default: about cores ÷ seats per game, at least 1
     time: TimeSettings = DEFAULT_TIME
     name: str | None = None  # the tournament's id; default derived from the settings
+    cluster: str | None = None  # play the games on Dask: a scheduler's address or local:N (arena.cluster)
 
     def format_players(self, n_bots: int) -> int:
         if self.players is not None:
@@ -132,6 +133,7 @@ _CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
     "no_timeout": bool,
     "name": str,
     "anchor": str,
+    "cluster": str,
 }
 
 
@@ -259,6 +261,12 @@ def run_tournament(settings: RunSettings, reporter: Reporter | None = None) -> R
     Raises :class:`ArenaError` for what the user must fix (no bots, bad settings);
     a bot's failure is never an error of the run."""
     rep = reporter or SilentReporter()
+    if settings.cluster is not None:  # only then is Dask needed: fail before any work if it is missing
+        from arena.cluster import check_reachable, parse_cluster, require_dask
+
+        target = parse_cluster(settings.cluster)
+        require_dask()
+        check_reachable(target)
     if settings.seatings not in SEATINGS:
         raise ArenaError(f"--seatings must be one of {', '.join(SEATINGS)}, not {settings.seatings!r}")
     if settings.deals < 1:
@@ -344,11 +352,18 @@ class _Run:
                 total=len(schedule),
                 already=len(schedule) - len(todo),
             )
-            self.rep.planned(Plan(tid, players, self.s.variant.value, summary.total, summary.already, jobs))
+            plan = Plan(tid, players, self.s.variant.value, summary.total, summary.already, jobs)
+            if self.s.cluster is None:  # a cluster run reports it once the cluster's size is known
+                self.rep.planned(plan)
             t_play, c_play = time.monotonic(), time.process_time()
             self.writer = _Writer(self._record)
             try:
-                await self._play_all(pool, config, tid, todo, jobs, summary)
+                if self.s.cluster is None:
+                    await self._play_all(pool, config, tid, todo, jobs, summary)
+                else:
+                    from arena.cluster import play_on_cluster
+
+                    await play_on_cluster(self, config, tid, todo, summary, plan)
             finally:
                 with trio.CancelScope(shield=True):  # every finished game reaches the store
                     await trio.to_thread.run_sync(self.writer.close)
@@ -530,7 +545,7 @@ def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None
     """RunSettings from option values (None = not given), over ``base``."""
     s = base or RunSettings(bots_dir=Path("."))
     changes: dict[str, Any] = {}
-    for key in ("players", "deals", "seatings", "games", "seed", "gauntlet", "jobs", "name"):
+    for key in ("players", "deals", "seatings", "games", "seed", "gauntlet", "jobs", "name", "cluster"):
         if options.get(key) is not None:
             changes[key] = options[key]
     if options.get("bots") is not None:

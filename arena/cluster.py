@@ -1,0 +1,523 @@
+"""`arena run --cluster`: a tournament's games played as Dask tasks on many machines.
+
+The local machine does everything but the games: it finds, builds and greets the bots,
+makes the schedule and the game ids, skips games already in the store, and records
+each finished game with the run's one writer, as a local run does. Only the games
+move: each is a task (:func:`arena.cluster_task.run_game`) that Dask places on a
+worker with enough free ``seats`` (a worker resource: one per core), given plain data,
+the job and the bundles of its bots. Each bot folder is bundled once, by content hash,
+and sent to a worker once; a worker unpacks and builds it once per machine.
+
+Failures: Dask runs a dead worker's games again elsewhere; a game whose task fails
+(or that keeps killing workers, Dask's ``KilledWorker``) is tried again until it has
+failed :data:`MAX_FAILURES` times, then recorded void with the reasons, so it is
+reported and played again by the next run, never dropped. Ctrl-C stops sending games,
+cancels the ones not finished (their results are not recorded) and leaves the store
+as consistent as a local run does; running again resumes.
+
+Dask is an optional dependency (the ``cluster`` extra): nothing imports this module
+unless a run asks for a cluster, and then :func:`require_dask` says what to install.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import queue
+import secrets
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from arena import __version__
+from arena.bots import BotError
+from arena.bots.bundle import bundle_bot
+from arena.engine import RULES_VERSION, GameConfig, Variant, new_game
+from arena.errors import ArenaError
+from arena.referee import FAULT_KINDS, GameRecord, time_dict
+from arena.replay import Replay, SeatInfo
+from arena.worker_game import decode_record
+
+if TYPE_CHECKING:
+    from arena.schedule import ScheduledGame
+    from arena.tournament import Plan, RunSummary, _Run
+
+#: A game is recorded void (and reported) after failing this many times on workers.
+MAX_FAILURES = 3
+CONNECT_TIMEOUT_S = 10
+WORKER_WAIT_S = 60
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+EXTRA = "pip install 'sushigo-arena[cluster]'"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterTarget:
+    """Where the games go: a scheduler's address, or a LocalCluster of N worker processes."""
+
+    address: str | None = None
+    local_workers: int = 0
+
+    def __str__(self) -> str:
+        return self.address or f"local:{self.local_workers}"
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def parse_cluster(value: str) -> ClusterTarget:
+    """``tcp://HOST:PORT`` (or ``tls://``, or ``HOST:PORT``), ``local:N``, or ``local``
+    (one worker process per core). Raises :class:`ArenaError` naming the value."""
+    text = value.strip()
+    usage = "--cluster takes a scheduler address (tcp://HOST:8786, tls://HOST:8786) or local:N (N worker processes here)"
+    if text == "local":
+        return ClusterTarget(local_workers=_cores())
+    if text.startswith("local:"):
+        n = text.removeprefix("local:")
+        if not n.isdigit() or int(n) < 1:
+            raise ArenaError(f"{usage}; in {value!r}, N must be a whole number of at least 1")
+        return ClusterTarget(local_workers=int(n))
+    scheme, sep, rest = text.rpartition("://")
+    if sep and scheme not in SCHEMES:
+        raise ArenaError(f"{usage}; {value!r} has the unknown scheme {scheme!r} (known: {', '.join(SCHEMES)})")
+    host, colon, port = rest.rpartition(":")
+    if not colon or not host or not port.isdigit():
+        raise ArenaError(f"{usage}, not {value!r}")
+    return ClusterTarget(address=text if sep else f"tcp://{text}")
+
+
+def check_reachable(target: ClusterTarget, timeout_s: float = 5.0) -> None:
+    """Fail early (before building and greeting the bots) if nothing listens at the
+    scheduler's address: a TCP connection, then closed; Dask connects for real later."""
+    if target.address is None:
+        return
+    rest = target.address.split("://", 1)[-1]
+    host, _, port = rest.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise ArenaError(
+            f"cannot reach the Dask scheduler at {target.address}: {exc.strerror or exc} — is `dask scheduler` "
+            "running there, and is its port open to this machine?"
+        ) from None
+
+
+def require_dask() -> None:
+    """Fail at once, saying what to install, if Dask's distributed scheduler is missing."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        raise ArenaError(
+            f"--cluster needs Dask's distributed scheduler, which is not installed ({exc}): {EXTRA}"
+        ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    address: str
+    seats: float
+    threads: int
+    cores: int
+    games: int  # games it runs at once
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterInfo:
+    """The cluster a run plays on, for the progress display."""
+
+    target: str
+    scheduler: str
+    dashboard: str | None
+    workers: list[WorkerInfo]
+    seats_per_game: int  # the `seats` each game asks for: its bots, capped at the biggest worker
+    slots: int  # games at once over the whole cluster
+
+    @property
+    def oversubscribed(self) -> list[WorkerInfo]:
+        """Workers that declare more seats than they have cores (their games are timed unfairly)."""
+        return [w for w in self.workers if w.seats > w.cores]
+
+
+@dataclass(slots=True)
+class _Pending:
+    game: ScheduledGame
+    gid: str
+    failures: list[str] = field(default_factory=list)
+
+
+async def play_on_cluster(
+    run: _Run,
+    config: GameConfig,
+    tid: str,
+    todo: list[tuple[ScheduledGame, str]],
+    summary: RunSummary,
+    plan: Plan,
+) -> None:
+    """Play ``todo`` on the run's cluster, handing each finished game to the run's
+    writer and reporter as :meth:`_Run._play_all` does. Reports the plan once the
+    cluster is known (its games at once replace the local ``jobs``)."""
+    require_dask()
+    target = parse_cluster(run.s.cluster or "")
+    if not todo:  # everything is in the store already: no cluster needed
+        run.rep.planned(plan)
+        return
+    for players in run.idle.values():  # started only to greet the bots: the games run elsewhere
+        for p in players:
+            await p.shutdown("the games are played on a cluster")
+    run.idle.clear()
+    session = _Session(run, target, config, tid, todo, summary, plan)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_watch_signals, session, summary)
+        try:
+            await trio.to_thread.run_sync(session.run)
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+async def _watch_signals(session: _Session, summary: RunSummary) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            summary.interrupted = True
+            session.stop.set()
+            return
+
+
+class _Session:
+    """The cluster side of one run; :meth:`run` is called in a thread of its own and
+    talks to trio (the reporter) through ``trio.from_thread``."""
+
+    def __init__(
+        self,
+        run: _Run,
+        target: ClusterTarget,
+        config: GameConfig,
+        tid: str,
+        todo: Sequence[tuple[ScheduledGame, str]],
+        summary: RunSummary,
+        plan: Plan,
+    ) -> None:
+        self.run_ = run
+        self.todo = todo
+        self.target = target
+        self.config = config
+        self.tid = tid
+        self.summary = summary
+        self.plan = plan
+        self.stop = threading.Event()
+        self.client: Any = None
+        self.cluster: Any = None
+        self.done = summary.already
+        self.delivered: set[str] = set()
+        self.token = secrets.token_hex(4)  # task keys of this run
+
+    # -- the cluster -----------------------------------------------------------------
+
+    def run(self) -> None:
+        try:
+            info = self.open()
+            if self.stop.is_set():
+                return
+            window = self.run_.s.jobs or 2 * info.slots  # a queue on each worker: no idle gap
+            plan = replace(self.plan, jobs=min(window, info.slots))
+            trio.from_thread.run_sync(self.run_.rep.planned, plan)
+            ready = getattr(self.run_.rep, "cluster_ready", None)
+            if ready is not None:
+                trio.from_thread.run_sync(ready, info)
+            self.play(info, window)
+        finally:
+            self.close()
+
+    def open(self) -> ClusterInfo:
+        from distributed import Client
+
+        if self.target.address is None:
+            self.cluster = trio.from_thread.run_sync(self._start_local_cluster)
+            self.client = Client(self.cluster, set_as_default=False)
+            address = self.cluster.scheduler_address
+        else:
+            address = self.target.address
+            try:
+                self.client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+            except (OSError, TimeoutError) as exc:
+                raise ArenaError(
+                    f"cannot reach the Dask scheduler at {address}: {exc} — is `dask scheduler` running there, "
+                    "and is its port open to this machine?"
+                ) from None
+            self._wait_for_workers(address)
+        return self._check_workers(address)
+
+    def _start_local_cluster(self) -> Any:
+        """A LocalCluster whose processes ignore SIGINT: a Ctrl-C at the terminal (sent
+        to the whole foreground process group) is the arena's to handle, which then
+        closes the cluster. Runs in the main thread: only it may change signal handlers."""
+        from distributed import LocalCluster
+
+        n = self.target.local_workers
+        seats = max(1, _cores() // n)
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by the processes started now
+        try:
+            return LocalCluster(
+                n_workers=n,
+                threads_per_worker=seats,
+                processes=True,
+                resources={"seats": seats},
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def _wait_for_workers(self, address: str) -> None:
+        deadline = time.monotonic() + WORKER_WAIT_S
+        while not self.stop.is_set():
+            if self.client.scheduler_info().get("workers"):
+                return
+            if time.monotonic() > deadline:
+                raise ArenaError(
+                    f"no worker has joined the Dask scheduler at {address} in {WORKER_WAIT_S} s: start some with "
+                    f"`dask worker {address} --nthreads CORES --resources \"seats=CORES\"`"
+                )
+            time.sleep(0.5)
+
+    def _check_workers(self, address: str) -> ClusterInfo:
+        workers = self.client.scheduler_info()["workers"]
+        facts = self.client.run(_worker_facts(), on_error="return")
+        wrong = []
+        for addr in sorted(workers):
+            fact = facts.get(addr)
+            if isinstance(fact, BaseException) or not isinstance(fact, dict):
+                wrong.append(f"{addr} cannot run the arena ({type(fact).__name__}: {fact}): {EXTRA} there")
+            elif (fact["arena"], fact["rules"]) != (__version__, RULES_VERSION):
+                wrong.append(
+                    f"{addr} runs arena {fact['arena']} (rules {fact['rules']}), this run needs arena {__version__} "
+                    f"(rules {RULES_VERSION})"
+                )
+            elif (level := self._sandbox_level()) in fact["sandbox_missing"]:
+                wrong.append(f"{addr} cannot run bots in the {level} sandbox: {fact['sandbox_missing'][level]}")
+        if wrong:
+            raise ArenaError(f"Dask scheduler at {address}: " + "; ".join(wrong))
+        unseated = sorted(a for a, w in workers.items() if "seats" not in (w.get("resources") or {}))
+        if unseated:
+            raise ArenaError(
+                f"Dask scheduler at {address}: worker(s) {', '.join(unseated)} have no `seats` resource, so no game "
+                f"would ever run there; start each worker with one seat per core: "
+                f"dask worker {address} --nthreads CORES --resources \"seats=CORES\""
+            )
+        biggest = max(w["resources"]["seats"] for w in workers.values())
+        if biggest < 1:
+            raise ArenaError(f"Dask scheduler at {address}: no worker has a whole seat (the largest has seats={biggest})")
+        per_game = max(1, min(self.config.players, int(biggest)))
+        infos = []
+        for addr in sorted(workers):
+            w = workers[addr]
+            seats = w["resources"]["seats"]
+            infos.append(
+                WorkerInfo(addr, seats, w["nthreads"], facts[addr]["cores"], min(w["nthreads"], int(seats // per_game)))
+            )
+        dashboard = None
+        with contextlib.suppress(Exception):
+            dashboard = self.client.dashboard_link if self.target.address else None
+        return ClusterInfo(
+            target=str(self.target),
+            scheduler=address,
+            dashboard=dashboard,
+            workers=infos,
+            seats_per_game=per_game,
+            slots=max(1, sum(w.games for w in infos)),
+        )
+
+    def _sandbox_level(self) -> str:
+        sandbox = getattr(self.run_, "sandbox", None)
+        return sandbox.level.value if sandbox is not None else "none"
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            if self.client is not None:
+                self.client.close()
+        with contextlib.suppress(Exception):
+            if self.cluster is not None:
+                self.cluster.close()
+
+    # -- the games -------------------------------------------------------------------
+
+    def play(self, info: ClusterInfo, window: int) -> None:
+        from distributed import KilledWorker
+
+        from arena.cluster_task import identity, run_game
+
+        run = self.run_
+        client = self.client
+        if not self.todo:
+            return
+        bundles: dict[str, Any] = {}
+        for name, entrant in run.entrants.items():
+            try:
+                data = bundle_bot(entrant.manifest)
+            except (OSError, BotError) as exc:
+                raise ArenaError(f"bot {name}: cannot bundle {entrant.manifest.path} for the workers: {exc}") from None
+            bundles[name] = client.submit(
+                identity, data, key=f"arena-bundle-{name}-{entrant.manifest.content_hash}", pure=False
+            )
+        hashes = {name: e.manifest.content_hash for name, e in run.entrants.items()}
+        cache = str(run.s.results.resolve() / "worker-cache") if self.target.address is None else None
+        resources = {"seats": info.seats_per_game}
+        finished: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        pending: dict[Any, _Pending] = {}
+        attempts: dict[str, int] = {}
+        base_job = {
+            "players": self.config.players,
+            "variant": self.config.variant.value,
+            "time": time_dict(run.s.time),
+            "hashes": hashes,
+            "cache": cache,
+            "rules": RULES_VERSION,
+            "sandbox": getattr(run, "sandbox", None),  # the run's level and caps (None: unconfined)
+        }
+
+        def submit(item: _Pending) -> None:
+            names = list(dict.fromkeys(item.game.seats))
+            job = {**base_job, "game_id": item.gid, "seed": item.game.seed, "seats": list(item.game.seats), "bundles": names}
+            attempt = attempts[item.gid] = attempts.get(item.gid, 0) + 1
+            future = client.submit(
+                run_game, job, *[bundles[n] for n in names],
+                key=f"arena-game-{item.gid}-{self.token}-{attempt}", resources=resources, pure=False,
+            )
+            pending[future] = item
+            future.add_done_callback(finished.put)
+
+        queue_iter = iter(self.todo)
+
+        def refill() -> None:
+            while len(pending) < window and not self.stop.is_set() and run.writer is not None and run.writer.error is None:
+                nxt = next(queue_iter, None)
+                if nxt is None:
+                    return
+                submit(_Pending(nxt[0], nxt[1]))
+
+        refill()
+        try:
+            while pending and not self.stop.is_set():
+                if run.writer is not None and run.writer.error is not None:
+                    return  # the store failed: stop, the run raises that error
+                try:
+                    first = finished.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                batch = [first]
+                while True:
+                    try:
+                        batch.append(finished.get_nowait())
+                    except queue.Empty:
+                        break
+                batch = [f for f in batch if f in pending]
+                ok = [f for f in batch if f.status == "finished"]
+                results: dict[Any, Any] = {}
+                if ok:
+                    try:
+                        results = dict(zip(ok, client.gather(ok), strict=True))
+                    except Exception:  # noqa: BLE001 - one result lost with its worker: fetch one by one
+                        for f in ok:
+                            try:
+                                results[f] = f.result()
+                            except Exception as exc:  # noqa: BLE001 - counted as a failure of the game
+                                results[f] = exc
+                for f in batch:
+                    item = pending.pop(f)
+                    outcome: Any = results.get(f)
+                    if outcome is None:
+                        outcome = f.exception() if f.status == "error" else RuntimeError(f"the task was {f.status}")
+                    if isinstance(outcome, bytes):
+                        try:
+                            self.deliver(item, decode_record(outcome))
+                        except Exception as exc:  # noqa: BLE001 - a worker's output we cannot read
+                            outcome = RuntimeError(f"unreadable result from the worker: {exc}")
+                        else:
+                            continue
+                    item.failures.append(_describe(outcome))
+                    if isinstance(outcome, KilledWorker) or len(item.failures) >= MAX_FAILURES:
+                        self.deliver(item, self.failed_record(item))
+                    else:
+                        submit(item)
+                refill()
+        finally:
+            if pending:
+                with contextlib.suppress(Exception):
+                    client.cancel(list(pending))
+
+    def deliver(self, item: _Pending, record: GameRecord) -> None:
+        if item.gid in self.delivered:
+            return  # a game is recorded once, whatever ran twice
+        self.delivered.add(item.gid)
+        run, summary = self.run_, self.summary
+        assert run.writer is not None
+        run.writer.submit(self.tid, item.game, record, self.config)
+        if record.status == "void":
+            summary.void += 1
+            summary.void_reasons.append(f"game {item.gid}: {record.void_reason.splitlines()[0]}")
+        else:
+            summary.played += 1
+            self.done += 1
+        trio.from_thread.run_sync(run.rep.game_done, item.game, record, self.done, summary.total)
+
+    def failed_record(self, item: _Pending) -> GameRecord:
+        """The void record of a game that kept failing on the workers: nobody is blamed,
+        the reasons are kept, and the next run plays it again."""
+        run, config = self.run_, self.config
+        reason = f"failed {len(item.failures)} time(s) on the cluster: " + " | ".join(item.failures)
+        state = new_game(config, item.game.seed)
+        entrants = [run.entrants[name] for name in item.game.seats]
+        seats = [
+            SeatInfo(seat=i, bot=e.name, version=e.manifest.version, hash=e.manifest.content_hash)
+            for i, e in enumerate(entrants)
+        ]
+        if config.variant is Variant.DUMMY:
+            seats.append(SeatInfo(seat=config.players, bot="dummy"))
+        replay = Replay(
+            arena_version=__version__,
+            game_id=item.gid,
+            seed=item.game.seed,
+            players=config.seats,
+            variant=config.variant.value,
+            config={"players": config.players, "variant": config.variant.value},
+            time=time_dict(run.s.time),
+            seats=seats,
+            cards=[state.kind(c) for c in range(108)],
+            status="void",
+            void_reason=reason,
+        )
+        return GameRecord(
+            game_id=item.gid,
+            status="void",
+            seed=item.game.seed,
+            config=config,
+            bots=[e.name for e in entrants],
+            scores=[],
+            puddings=[],
+            ranks=[],
+            autopilot=[False] * config.seats,
+            faults=[dict.fromkeys(FAULT_KINDS, 0) for _ in range(config.seats)],
+            replay=replay,
+            duration_s=0.0,
+            void_reason=reason,
+        )
+
+
+def _describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:600]}"
+
+
+def _worker_facts() -> Callable[[], dict[str, Any]]:
+    from arena.cluster_task import worker_facts
+
+    return worker_facts
