@@ -92,6 +92,7 @@ class ActWriter:
         self._dummy_variant = state.config.variant is Variant.DUMMY
         self._turn_part = b""
         self._shared_part = b""
+        self._controller: int | None = None
         self._legal: dict[int, list[tuple[int, ...]]] = {}
         # The game's events so far, one per log entry (as dicts and as JSON), each made
         # once: every act's events are a slice of them.
