@@ -23,7 +23,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli import JsonOption, app, bench_app, err, out
+from arena.cli import JsonOption, SandboxOption, app, bench_app, err, out, sandbox_settings
 from arena.engine import Variant
 from arena.errors import ArenaError
 
@@ -45,6 +45,8 @@ def _anchor(value: str | None) -> tuple[str, float] | None:
 
 def leaderboard_table(st: Any, *, title: str | None = None, live: bool = False) -> Table:
     """The rich table of a :class:`~arena.standings.Standings` (or live rows)."""
+    from arena.standings import fault_summary
+
     table = Table(
         title=title or f"{st.tournament or 'all games'} · {st.players} players, {st.variant} · {st.games} games",
         title_justify="left",
@@ -59,11 +61,15 @@ def leaderboard_table(st: Any, *, title: str | None = None, live: bool = False) 
         table.add_column("95% CI", justify="right", style="dim", no_wrap=True)
     for col in ("games", "wins", "pts", "rank"):
         table.add_column(col, justify="right")
+    if not live:
+        table.add_column("CPU ms", justify="right", style="dim")  # per game, the mean
+        table.add_column("peak MB", justify="right", style="dim")
     table.add_column("faults", justify="right")
     for r in st.rows:
         faults = sum(r["faults"].values())
         extra = [] if live else [f"{r['elo_low'] - r['elo']:+.0f} {r['elo_high'] - r['elo']:+.0f}"]
         version = [] if live else [r["version"] or r["hash"][:8]]
+        usage = [] if live else [_num(r.get("cpu_ms")), _num(r.get("peak_mb"))]
         table.add_row(
             str(r["rank"]),
             r["label"],
@@ -74,9 +80,14 @@ def leaderboard_table(st: Any, *, title: str | None = None, live: bool = False) 
             f"{r['wins']:g}",
             f"{r['mean_points']:.1f}",
             f"{r['mean_rank']:.2f}",
-            Text(str(faults), style="red" if faults else "dim"),
+            *usage,
+            Text(fault_summary(r["faults"]) if not live else str(faults), style="red" if faults else "dim"),
         )
     return table
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f}"
 
 
 def h2h_table(st: Any) -> Table:
@@ -269,6 +280,7 @@ def run_command(
     bank_ms: Annotated[int | None, typer.Option("--bank-ms", min=0, help="Extra time per game, ms (default 10000).")] = None,
     time_scale: Annotated[float | None, typer.Option("--time-scale", min=0.001, help="Multiply every time budget by this.")] = None,
     no_timeout: Annotated[bool | None, typer.Option("--no-timeout", help="Never time a bot out.")] = None,
+    sandbox: SandboxOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
     no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the HTML report (RESULTS/<tournament>/report/).")] = False,
     json_output: JsonOption = False,
@@ -285,8 +297,10 @@ def run_command(
         "variant": variant.value if variant is not None else None, "seed": seed, "gauntlet": gauntlet, "jobs": jobs,
         "results": results, "name": name, "anchor": anchor, "hello_ms": hello_ms, "turn_ms": turn_ms,
         "bank_ms": bank_ms, "time_scale": time_scale, "no_timeout": no_timeout, "cluster": cluster,
+        "sandbox": sandbox,
     }
     options.update({k: v for k, v in given.items() if v is not None})
+    options["sandbox"] = sandbox_settings(options.get("sandbox")).level.value  # the one warning, if any
     if options.get("bots") is None:
         raise ArenaError("which bots? give --bots DIR (or `bots = \"DIR\"` in the --config file)")
     settings = settings_from(options, base=RunSettings(bots_dir=Path(options["bots"])))

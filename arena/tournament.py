@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import queue
 import signal
@@ -39,6 +40,7 @@ import trio
 
 from arena.bots import BotError
 from arena.bots.manifest import BotManifest, discover_bots, prepare_bot
+from arena.bots.sandbox import Limits, SandboxSettings, resolve_level
 from arena.engine import RULES_VERSION, GameConfig, Variant
 from arena.errors import ArenaError
 from arena.referee import (
@@ -75,6 +77,7 @@ class RunSettings:
     jobs: int | None = None  # default: about cores ÷ seats per game, at least 1
     time: TimeSettings = DEFAULT_TIME
     name: str | None = None  # the tournament's id; default derived from the settings
+    sandbox: SandboxSettings | None = None  # None: strict where the machine supports it, else limits
     cluster: str | None = None  # play the games on Dask: a scheduler's address or local:N (arena.cluster)
 
     def format_players(self, n_bots: int) -> int:
@@ -113,6 +116,23 @@ def default_jobs(seats: int) -> int:
     return max(1, cores // max(1, seats))
 
 
+def default_sandbox() -> SandboxSettings:
+    """``strict`` where the machine supports it, else ``limits`` (logging why, once)."""
+    level, warning = resolve_level(None)
+    if warning:
+        _log_once(warning)
+    return SandboxSettings(level)
+
+
+_warned: set[str] = set()
+
+
+def _log_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        logging.getLogger(__name__).warning("%s", message)
+
+
 # -- the config file --------------------------------------------------------------------
 
 _CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
@@ -133,6 +153,8 @@ _CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
     "no_timeout": bool,
     "name": str,
     "anchor": str,
+    "sandbox": str,
+    "limits": dict,
     "cluster": str,
 }
 
@@ -292,6 +314,7 @@ class _Run:
         errors: list[tuple[Path, str]],
     ) -> None:
         self.s = settings
+        self.sandbox = settings.sandbox or default_sandbox()
         self.store = store
         self.rep = reporter
         self.manifests = manifests
@@ -389,7 +412,7 @@ class _Run:
         build_cache = self.s.results / "build"
         for m in self.manifests:
             try:
-                spec = await trio.to_thread.run_sync(prepare_bot, m, build_cache)
+                spec = await trio.to_thread.run_sync(prepare_bot, m, build_cache, self.sandbox)
             except BotError as exc:
                 self._skip(m, f"build failed: {exc}")
                 continue
@@ -477,6 +500,7 @@ class _Run:
         timing = record.replay.timing or {}
         mean_ms = list(timing.get("mean_ms") or [None] * n)[:n]
         max_ms = list(timing.get("max_ms") or [None] * n)[:n]
+        usage = {u.seat: u for u in record.replay.usage}
         entrants = [self.entrants[name] for name in game.seats]
         self.store.add_game(
             NewGame(
@@ -498,6 +522,8 @@ class _Run:
                 faults=record.faults[:n],
                 mean_ms=mean_ms,
                 max_ms=max_ms,
+                cpu_ms=[usage[i].cpu_ms if i in usage else None for i in range(n)],
+                peak_mb=[usage[i].peak_mb if i in usage else None for i in range(n)],
                 void_reason=record.void_reason,
             ),
             tid,
@@ -559,6 +585,14 @@ def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None
             raise ArenaError(
                 f"variant must be one of {', '.join(v.value for v in Variant)}, not {options['variant']!r}"
             ) from None
+    if options.get("sandbox") is not None or options.get("limits") is not None:
+        base_sandbox = s.sandbox or SandboxSettings()
+        try:
+            level = resolve_level(options["sandbox"])[0] if options.get("sandbox") is not None else base_sandbox.level
+            caps = Limits.from_table(options["limits"], "the run's caps on bots' limits", base_sandbox.caps) if options.get("limits") else base_sandbox.caps
+        except ValueError as exc:
+            raise ArenaError(str(exc)) from None
+        changes["sandbox"] = SandboxSettings(level, caps)
     time_changes = {k: options[k] for k in ("hello_ms", "turn_ms", "bank_ms", "time_scale", "no_timeout") if options.get(k) is not None}
     if time_changes:
         try:

@@ -217,3 +217,16 @@ def test_without_strict_support_a_run_falls_back_to_limits_with_one_warning(
     assert isinstance(asked.exception, ArenaError)
     assert str(asked.exception).startswith("--sandbox strict is not available: bubblewrap (bwrap) is not installed")
 
+
+
+def test_a_competition_config_sets_the_level_and_the_caps(tmp_path: Path) -> None:
+    from arena.tournament import RunSettings, load_config, settings_from
+
+    config = tmp_path / "cup.toml"
+    config.write_text('bots = "bots"\nsandbox = "limits"\n[limits]\nmemory_mb = 128\nprocesses = 8\n')
+    options = load_config(config)
+    settings = settings_from(options, base=RunSettings(bots_dir=Path(options["bots"])))
+    assert settings.sandbox == SandboxSettings(Level.LIMITS, replace(SandboxSettings().caps, memory_mb=128, processes=8))
+    config.write_text('bots = "bots"\n[limits]\nmemory_gb = 1\n')
+    with pytest.raises(ArenaError, match="the run's caps on bots' limits: unknown limit 'memory_gb'"):
+        settings_from(load_config(config))

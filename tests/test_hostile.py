@@ -1,0 +1,365 @@
+"""Hostile bots can't hurt the arena: a tournament of real misbehaving programs
+(tests/hostile_bots/hostile.py) against a good bot, through the real `arena run` under the
+strict sandbox, and focused checks of what each sandbox level holds.
+
+For every behaviour: the tournament finishes, the fault is attributed to the right bot,
+seat, turn and kind with a clear message, the good bot's games are unaffected, no process
+is left behind (checked in /proc), and nothing outside the sandbox is changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+import trio
+
+from arena.bots import _cgroup
+from arena.bots.manifest import find_bot, prepare_bot
+from arena.bots.sandbox import DEFAULT_LIMITS, Level, SandboxSettings, strict_support
+from arena.engine import GameConfig
+from arena.referee import DEFAULT_TIME, open_pool, play_game
+from arena.replay import read_replay
+from arena.store import open_store
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = Path(__file__).resolve().parent / "hostile_bots" / "hostile.py"
+GOOD = ROOT / "example_bots" / "greedy"
+
+STRICT = strict_support()
+needs_strict = pytest.mark.skipif(not STRICT.ok, reason=f"strict sandbox unavailable: {STRICT.missing}")
+
+
+def make_hostile(folder: Path, name: str, behaviour: str, trigger: int = 2, args: tuple[str, ...] = (), **limits: float) -> Path:
+    bot = folder / name
+    bot.mkdir(parents=True)
+    shutil.copy(HOSTILE, bot / "bot.py")
+    run = ["{python}", "bot.py", behaviour, str(trigger), *args]
+    text = f'name = "{name}"\nversion = "1"\nrun = {json.dumps(run)}\n'
+    if limits:
+        text += "[limits]\n" + "".join(f"{k} = {v}\n" for k, v in limits.items())
+    (bot / "bot.toml").write_text(text)
+    return bot
+
+
+def processes_in(folder: Path) -> list[str]:
+    """Processes whose working folder is inside ``folder`` (a bot left behind)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and (cwd == str(folder) or cwd.startswith(str(folder) + "/")):
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            found.append(f"{entry}: {cmd}")
+    return found
+
+
+def tree_snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+class Listener:
+    """A TCP server on 127.0.0.1 counting the connections it gets."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self._stop = False
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop = True
+        self._thread.join()
+        self.sock.close()
+
+
+# -- the tournament ---------------------------------------------------------------------------
+
+@dataclass
+class Tournament:
+    base: Path
+    bots: Path
+    results: Path
+    outside: Path
+    listener: Listener
+    proc: subprocess.Popen[bytes]
+    before: dict[str, tuple[int, int]]
+    done: dict | None = None
+
+    def wait(self) -> dict:
+        if self.done is None:
+            out, err = self.proc.communicate(timeout=240)
+            self.listener.close()
+            assert self.proc.returncode == 0, err.decode(errors="replace")[-3000:]
+            self.done = {"doc": json.loads(out), "stderr": err.decode(errors="replace")}
+        return self.done
+
+    def replays(self, bot: str) -> list[tuple[int, object]]:
+        """(seat of ``bot``, replay) of every game it played."""
+        self.wait()
+        out = []
+        with open_store(self.results, create=False) as store:
+            for g in store.games(bot=bot):
+                replay = read_replay(self.results / g.replay)
+                seat = next(s.seat for s in replay.seats if s.bot == bot)
+                out.append((seat, replay))
+        assert out, f"{bot} played no game"
+        return out
+
+
+# name: (behaviour, trigger act, extra args, limits)
+def _behaviours(outside: Path, results: Path, good: Path, port: int) -> dict[str, tuple]:
+    return {
+        "hang-hello": ("hang", 0, (), {}),
+        "hang-midgame": ("hang", 2, (), {}),
+        "huge-line": ("huge_line", 2, (), {}),
+        "flood-lines": ("flood_lines", 2, (), {}),
+        "flood-stderr": ("flood_stderr", 1, (), {}),
+        "garbage": ("garbage", 2, (), {}),
+        "crasher": ("crash", 2, (), {}),
+        "exit-early": ("exit0", 2, (), {}),
+        "fork-bomb": ("fork_bomb", 1, (), {"processes": 16}),
+        "double-fork": ("double_fork", 1, (), {}),
+        "memory-hog": ("memory_hog", 2, (), {"memory_mb": 64}),
+        "cpu-spin": ("cpu_spin", 1, (), {"cpu_s": 0.5}),
+        "huge-file": ("huge_file", 1, (str(outside / "planted"), str(results / "planted")), {"tmp_mb": 8}),
+        "many-fds": ("many_fds", 1, (), {"open_files": 64}),
+        "network": ("network", 1, (str(port),), {}),
+        "snoop": ("snoop", 1, (str(good), str(good / "bot.py"), str(results / "arena.db"), str(results)), {}),
+        "kill-parent": ("kill_parent", 1, (), {}),
+    }
+
+
+@pytest.fixture(scope="module")
+def tournament(tmp_path_factory: pytest.TempPathFactory) -> Tournament:
+    """Starts `arena run` on the hostile bots and a good one in the background (the tests
+    that need its results wait for it)."""
+    if not STRICT.ok:
+        pytest.skip(f"strict sandbox unavailable: {STRICT.missing}")
+    base = tmp_path_factory.mktemp("hostile")
+    bots, results, outside = base / "bots", base / "results", base / "outside"
+    outside.mkdir()
+    (outside / "canary.txt").write_text("untouched")
+    results.mkdir()
+    good = bots / "greedy"
+    shutil.copytree(GOOD, good, ignore=shutil.ignore_patterns("__pycache__"))
+    listener = Listener()
+    for name, (behaviour, trigger, args, limits) in _behaviours(outside, results, good, listener.port).items():
+        make_hostile(bots, name, behaviour, trigger, args, **limits)
+    before = {**{f"bots/{k}": v for k, v in tree_snapshot(bots).items()}, **{f"outside/{k}": v for k, v in tree_snapshot(outside).items()}}
+    argv = [
+        sys.executable, "-m", "arena", "run", "--bots", str(bots), "--results", str(results), "--players", "2",
+        "--gauntlet", "greedy", "--hello-ms", "3000", "--turn-ms", "150", "--bank-ms", "300", "--jobs", "2",
+        "--sandbox", "strict", "--json",
+    ]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=base)
+    return Tournament(base, bots, results, outside, listener, proc, before)
+
+
+def faults_of(replay: object, seat: int) -> list:
+    return [f for f in replay.faults if f.seat == seat]  # type: ignore[attr-defined]
+
+
+def stderr_reports(replay: object, seat: int) -> dict[str, str]:
+    out = {}
+    for line in replay.stderr[seat].splitlines():  # type: ignore[attr-defined]
+        if line.startswith("REPORT "):
+            key, _, value = line[7:].partition("=")
+            out[key] = value
+    return out
+
+
+@needs_strict
+def test_a_strict_bot_survives_more_than_15_s_idle_between_turns(tournament: Tournament, tmp_path: Path) -> None:
+    """Nothing tied to a thread that exits when idle (trio's worker threads do after
+    ~10 s) may end a bot: a game paused for 16 s between two requests goes on. (Runs
+    while the hostile tournament plays in the background.)"""
+    spec = prepare_bot(find_bot(GOOD), tmp_path / "build", SandboxSettings(Level.STRICT))
+
+    async def main() -> list[str]:
+        async with open_pool() as pool:
+            a, b = pool.player(spec), pool.player(replace(spec, name="good2"))
+            await a.start(DEFAULT_TIME)
+            await b.start(DEFAULT_TIME)
+            await trio.sleep(16)
+            record = await play_game([a, b], GameConfig(2), seed=5)
+            assert record.status == "complete"
+            return [f.kind for f in record.replay.faults]
+
+    assert trio.run(main) == []
+
+
+@needs_strict
+def test_hostile_tournament_completes_and_the_good_bot_is_unaffected(tournament: Tournament) -> None:
+    done = tournament.wait()
+    doc = done["doc"]
+    assert doc["run"]["void"] == 0
+    assert doc["run"]["interrupted"] is False
+    rows = {r["bot"]: r for r in doc["rows"]}
+    assert rows["greedy"]["faults"] == {} or sum(rows["greedy"]["faults"].values()) == 0
+    for _seat, replay in tournament.replays("greedy"):
+        good_seat = next(s.seat for s in replay.seats if s.bot == "greedy")
+        assert replay.status == "complete"
+        assert faults_of(replay, good_seat) == [], replay.faults
+    # The leaderboard shows the faults per kind, and what each bot used.
+    assert rows["crasher"]["faults"].get("crash", 0) >= 2
+    assert rows["hang-midgame"]["faults"].get("timeout", 0) >= 2
+    assert all(r["cpu_ms"] is not None and r["peak_mb"] is not None for r in doc["rows"])
+    md = (tournament.results / "leaderboard.md").read_text()
+    assert "CPU ms/game" in md and "crash 2" in md
+
+
+@needs_strict
+def test_no_process_is_left_and_nothing_outside_is_changed(tournament: Tournament) -> None:
+    tournament.wait()
+    deadline = time.monotonic() + 5
+    while processes_in(tournament.bots) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_in(tournament.bots) == []
+    after = {
+        **{f"bots/{k}": v for k, v in tree_snapshot(tournament.bots).items()},
+        **{f"outside/{k}": v for k, v in tree_snapshot(tournament.outside).items()},
+    }
+    assert after == tournament.before
+    assert not (tournament.results / "planted").exists()
+    assert tournament.listener.connections == 0
+    leftover = [p for p in Path("/sys/fs/cgroup").rglob("sushigo-arena-*") if p.is_dir()] if _cgroup.support().unified else []
+    assert not [p for p in leftover if str(tournament.proc.pid) in p.name]
+
+
+@needs_strict
+def test_a_bot_that_never_answers_hello_is_skipped_with_the_reason(tournament: Tournament) -> None:
+    skipped = {s["bot"]: s["reason"] for s in tournament.wait()["doc"]["skipped"]}
+    assert "hang-hello" in skipped
+    assert "timeout" in skipped["hang-hello"] and "hello" in skipped["hang-hello"]
+
+
+EXPECTED_FAULT = {
+    # bot: (kind at round 1 turn 2, words its message must hold)
+    "hang-midgame": ("timeout", "no reply before the deadline"),
+    "huge-line": ("malformed", "longer than 65536 bytes"),
+    "flood-lines": ("malformed", ""),
+    "garbage": ("malformed", ""),
+    "crasher": ("crash", "RuntimeError: hostile bot crashes on purpose"),
+    "exit-early": ("crash", "exited with status 0"),
+    "memory-hog": ("crash", "memory limit of 64 MB"),
+}
+
+
+@needs_strict
+@pytest.mark.parametrize("bot", sorted(EXPECTED_FAULT))
+def test_each_fault_is_attributed_to_the_bot_its_seat_and_turn(tournament: Tournament, bot: str) -> None:
+    kind, words = EXPECTED_FAULT[bot]
+    for seat, replay in tournament.replays(bot):
+        assert replay.status == "complete"
+        faults = faults_of(replay, seat)
+        assert faults, f"{bot}: no fault recorded"
+        first = faults[0]
+        assert (first.kind, first.round, first.turn) == (kind, 1, 2), first
+        assert words in first.message, first.message
+        assert replay.result.autopilot[seat]  # three strikes, or a crash: autopilot for the rest
+        other = 1 - seat
+        assert faults_of(replay, other) == []
+
+
+@needs_strict
+def test_cpu_hog_is_killed_for_its_cpu_time_with_a_clear_message(tournament: Tournament) -> None:
+    for seat, replay in tournament.replays("cpu-spin"):
+        crash = [f for f in faults_of(replay, seat) if f.kind == "crash"]
+        assert crash, replay.faults
+        assert "CPU time in this game, over its limit of 0.5 s" in crash[0].message
+
+
+@needs_strict
+def test_fork_bomb_and_double_fork_are_contained_and_the_bot_plays_on(tournament: Tournament) -> None:
+    for bot in ("fork-bomb", "double-fork"):
+        for seat, replay in tournament.replays(bot):
+            assert replay.status == "complete"
+            assert [f for f in faults_of(replay, seat) if f.kind == "crash"] == [], replay.faults
+            usage = replay.usage[seat]
+            assert usage.sandbox == "strict" and usage.cpu_ms is not None
+            assert usage.limits["processes"] == (16 if bot == "fork-bomb" else DEFAULT_LIMITS.processes)
+
+
+@needs_strict
+def test_stderr_flood_is_drained_and_capped(tournament: Tournament) -> None:
+    for seat, replay in tournament.replays("flood-stderr"):
+        assert faults_of(replay, seat) == []
+        # Far more was written than the replay keeps: its last 16 KiB.
+        assert len(replay.stderr[seat]) == 16 * 1024
+        assert replay.stderr[seat].rstrip().endswith("noise")
+
+
+@needs_strict
+def test_strict_blocks_network_snooping_files_and_signals(tournament: Tournament) -> None:
+    (net_seat, net), *_ = tournament.replays("network")
+    reports = stderr_reports(net, net_seat)
+    assert reports["tcp"].startswith("blocked") and reports["dns"].startswith("blocked"), reports
+    (seat, snoop), *_ = tournament.replays("snoop")
+    reports = stderr_reports(snoop, seat)
+    reads = {k: v for k, v in reports.items() if k.startswith("read ")}
+    assert len(reads) == 4 and all(v.startswith("blocked") for v in reads.values()), reports
+    assert "greedy" not in reports["list_parent"]
+    (seat, killer), *_ = tournament.replays("kill-parent")
+    assert stderr_reports(killer, seat)["kill_parent"].startswith("blocked PermissionError")
+    (seat, files), *_ = tournament.replays("huge-file")
+    reports = stderr_reports(files, seat)
+    assert reports["write_own_folder"].startswith("blocked"), reports
+    assert all(v.startswith("blocked") for k, v in reports.items() if k.startswith("write /")), reports
+    (seat, fds), *_ = tournament.replays("many-fds")
+    opened = int(stderr_reports(fds, seat)["many_fds"].split()[0])
+    assert opened < 64
+
+
+@needs_strict
+def test_sigkill_of_the_arena_leaves_no_strict_bot_running(tmp_path: Path) -> None:
+    bots = tmp_path / "bots"
+    a = make_hostile(bots, "sleepy", "hang", 2)
+    b = make_hostile(bots, "forky", "double_fork", 1)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "play", str(a), str(b), "--sandbox", "strict", "--no-timeout"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path,
+    )
+    deadline = time.monotonic() + 20
+    while len(processes_in(bots)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_in(bots), "the bots never started"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while processes_in(bots) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_in(bots) == []
