@@ -41,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -509,7 +509,7 @@ class Jail:
 
     # -- starting ----------------------------------------------------------------------
 
-    def preexec(self, parent_pid: int, *, extra_rlimits: list[tuple[int, int]] = ()) -> Callable[[], None] | None:  # type: ignore[assignment]
+    def preexec(self, parent_pid: int, *, extra_rlimits: Sequence[tuple[int, int]] = ()) -> Callable[[], None]:
         """The function the child runs between fork and exec: join the groups, set the
         limits, then the usual set-up (parent-death signal, subreaper)."""
         setup = child_setup_hook(parent_pid)
