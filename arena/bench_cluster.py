@@ -9,9 +9,9 @@ moment the run reports its plan, i.e. after the cluster is up, to the last game)
 cluster path's extra cost per game is given in *slot-milliseconds* (a slot being one
 game at a time: 2 here on both sides), split into what was measured apart on this
 machine: a Dask task's round trip through the scheduler and a worker (no-op tasks on a
-LocalCluster of the same shape), the start of the game process (``python -m
-arena.worker_game``: the interpreter and the arena's imports), and the rest, mostly
-starting each game's bots afresh where the local run reuses them. Also reported: the
+LocalCluster of the same shape), the start of the game process (forked by the worker's
+zygote, which holds the arena's imports), and the rest, mostly starting each game's
+bots afresh where the local run reuses them. Also reported: the
 CPU time per game of the arena process itself on the cluster side (the Dask client,
 the one writer and, for a LocalCluster, the scheduler, which runs in that process),
 which bounds how many games per second one arena can drive.
@@ -20,9 +20,8 @@ which bounds how many games per second one arena can drive.
 from __future__ import annotations
 
 import shutil
+import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -46,7 +45,7 @@ class ClusterBench:
     cluster_setup_s: float  # starting the LocalCluster and checking its workers, before the first game
     overhead_ms_per_game: float  # slot-ms a game costs more on the cluster
     dask_task_ms: float  # slot-ms of one no-op task through the scheduler and a worker
-    game_process_ms: float  # wall ms to start python -m arena.worker_game (interpreter + imports)
+    game_process_ms: float  # wall ms to fork a game process from a zygote and hear from it
     bots_and_rest_ms: float  # the remainder: fresh bot processes per game, result transfer, decoding
     coordinator_cpu_ms: float  # CPU ms per game of the arena process (client, writer, in-process scheduler)
 
@@ -147,11 +146,19 @@ def _dask_task_ms(tasks: int = 400) -> float:
         return 1000 * SLOTS * (time.perf_counter() - t) / tasks
 
 
-def _game_process_ms(runs: int = 5) -> float:
-    """Median wall ms of starting the game process up to reading its job (it gets none)."""
-    times = []
-    for _ in range(runs):
+def _game_process_ms(runs: int = 20) -> float:
+    """Median wall ms from asking a worker's zygote for a game process to its answer, for
+    a job it rejects at once: the fork, the connection, the reply (the zygote itself
+    starts once per worker process, before the first game, and is not counted)."""
+    from arena.cluster_task import zygote
+
+    def once() -> float:
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "arena.worker_game"], input=b"", capture_output=True, check=False)
-        times.append(1000 * (time.perf_counter() - t))
-    return statistics.median(times)
+        with zygote().connect() as conn:
+            conn.shutdown(socket.SHUT_WR)
+            while conn.recv(1 << 16):
+                pass
+        return 1000 * (time.perf_counter() - t)
+
+    once()  # starts the zygote
+    return statistics.median(once() for _ in range(runs))

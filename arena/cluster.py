@@ -302,7 +302,7 @@ class _Session:
                     f"{addr} runs arena {fact['arena']} (rules {fact['rules']}), this run needs arena {__version__} "
                     f"(rules {RULES_VERSION})"
                 )
-            elif (level := self._sandbox_level()) in fact["sandbox_missing"]:
+            elif (level := self.run_.sandbox.level.value) in fact["sandbox_missing"]:
                 wrong.append(f"{addr} cannot run bots in the {level} sandbox: {fact['sandbox_missing'][level]}")
         if wrong:
             raise ArenaError(f"Dask scheduler at {address}: " + "; ".join(wrong))
@@ -335,10 +335,6 @@ class _Session:
             seats_per_game=per_game,
             slots=max(1, sum(w.games for w in infos)),
         )
-
-    def _sandbox_level(self) -> str:
-        sandbox = getattr(self.run_, "sandbox", None)
-        return sandbox.level.value if sandbox is not None else "none"
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -381,7 +377,7 @@ class _Session:
             "hashes": hashes,
             "cache": cache,
             "rules": RULES_VERSION,
-            "sandbox": getattr(run, "sandbox", None),  # the run's level and caps (None: unconfined)
+            "sandbox": run.sandbox,  # the run's level and caps: bots are confined on workers as here
         }
 
         def submit(item: _Pending) -> None:

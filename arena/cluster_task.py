@@ -3,13 +3,15 @@
 :func:`run_game` is one game as one Dask task. The task gets plain data: a job (a
 dict) and the bundles of the game's bots (bytes, which Dask moves to the worker once
 and keeps while the run needs them). It unpacks each bundle into this machine's cache
-(once per content hash), then plays the game in a process of its own
-(``python -m arena.worker_game``), waiting for it in the task's thread, and returns
-that process's output untouched. So the bots never belong to a Dask thread (a pool
-thread that ends would take a parent-death signal with it): they are children of the
-game process, which gets SIGKILL if the worker process dies, and they get SIGKILL when
-it does. A dead worker's game is thus gone with all its bots, and Dask runs the task
-again elsewhere.
+(once per content hash), then has the game played in a process of its own, forked by
+this worker's zygote (:func:`arena.worker_game.serve`, started once per worker process
+with the arena already imported, so a game starts in milliseconds), waits for it in
+the task's thread, and returns its output untouched. So the bots never belong to a Dask
+thread (a pool thread that ends would take a parent-death signal with it): they are
+children of the game process; it gets SIGKILL when the zygote ends, and the zygote ends
+when the worker process does (a pipe only the worker holds reaches its end). A dead
+worker's games are thus gone with all their bots, and Dask runs the tasks again
+elsewhere.
 
 Only this module and :mod:`arena.cluster` touch Dask; a local run never imports them.
 """
@@ -18,22 +20,24 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from arena import __version__
-from arena.bots._proctree import child_setup_hook, children_of, read_stat
+from arena.bots._proctree import children_of, read_stat
 from arena.bots.bundle import unpack_bundle
+from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import resolve_level
 from arena.engine import RULES_VERSION
-from arena.worker_game import GameJob, SeatBot
+from arena.worker_game import GameJob, encode_job
 
 #: Where a worker keeps unpacked and built bots, unless the job names a place (a
 #: LocalCluster uses the run's results folder): this variable, else the user's cache.
@@ -100,8 +104,8 @@ def _where() -> str:
 
 
 def run_game(job: dict[str, Any], *bundles: bytes) -> bytes:
-    """Play one game on this worker; returns the game process's output, a
-    :class:`arena.worker_game.GameOutcome` as JSON. ``job`` holds the game (id, seed,
+    """Play one game on this worker; returns the game process's output, the
+    :class:`~arena.referee.GameRecord` as JSON (:func:`arena.worker_game.decode_record`). ``job`` holds the game (id, seed,
     players, variant, time settings, the bot of each seat), the content hash of each
     bot, the names of the bots whose ``bundles`` follow, the rules version the run
     expects, and optionally the cache folder. Raises :class:`GameProcessError` if this
@@ -112,37 +116,127 @@ def run_game(job: dict[str, Any], *bundles: bytes) -> bytes:
             f"{_where()} plays rules {RULES_VERSION}, the run needs {job['rules']}: install the same arena version there"
         )
     cache = Path(job["cache"]) if job.get("cache") else default_cache()
-    paths: dict[str, str] = {}
-    for name, data in zip(job["bundles"], bundles, strict=True):
-        manifest = unpack_bundle(data, name, job["hashes"][name], cache / "bots")
-        paths[name] = str(manifest.path)
+    bots = {
+        name: _unpacked(data, name, job["hashes"][name], cache / "bots")
+        for name, data in zip(job["bundles"], bundles, strict=True)
+    }
     game = GameJob(
         game_id=job["game_id"],
         seed=job["seed"],
         players=job["players"],
         variant=job["variant"],
         time=job["time"],
-        seats=[SeatBot(name=n, path=paths[n], content_hash=job["hashes"][n]) for n in job["seats"]],
+        seats=[bots[n] for n in job["seats"]],
         build_cache=str(cache / "build"),
         sandbox=job["sandbox"],
     )
     crash_marker = _crash_due()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.worker_game"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # a Ctrl-C at the worker's terminal reaches the worker, which decides
-        preexec_fn=child_setup_hook(os.getpid()),  # SIGKILL when this thread's process dies
-    )
-    if crash_marker is not None:
-        _crash_mid_game(proc, msgspec.json.encode(game), crash_marker, job["players"])
-    out, err = proc.communicate(msgspec.json.encode(game))
-    if proc.returncode != 0:
-        tail = err.decode(errors="replace").strip()[-STDERR_TAIL_CHARS:]
-        how = f"was killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exited with status {proc.returncode}"
-        raise GameProcessError(f"game {job['game_id']} on {_where()}: the game process {how}" + (f": {tail}" if tail else ""))
-    return out
+    with zygote().connect() as conn:
+        conn.sendall(encode_job(game))
+        conn.shutdown(socket.SHUT_WR)
+        reply = conn.makefile("rb")
+        pid_line = reply.readline()
+        if crash_marker is not None and pid_line:
+            _crash_mid_game(int(pid_line), crash_marker, job["players"])
+        status_line = reply.readline()
+        payload = reply.read()
+    if not status_line:
+        raise GameProcessError(
+            f"game {job['game_id']} on {_where()}: the game process {pid_line.decode().strip() or '(not started)'} "
+            "ended without a result (killed?)"
+        )
+    if status_line != b"0\n":
+        tail = payload.decode(errors="replace").strip()[-STDERR_TAIL_CHARS:]
+        raise GameProcessError(f"game {job['game_id']} on {_where()}: {tail}")
+    return payload
+
+
+_known: dict[tuple[str, str, Path], BotManifest] = {}  # this process's unpacked bots
+_known_lock = threading.Lock()
+
+
+def _unpacked(data: bytes, name: str, content_hash: str, cache: Path) -> BotManifest:
+    """The bot of a bundle, unpacked (and its files hashed) once per worker process."""
+    key = (name, content_hash, cache)
+    with _known_lock:
+        manifest = _known.get(key)
+    if manifest is None:
+        manifest = unpack_bundle(data, name, content_hash, cache)
+        with _known_lock:
+            _known[key] = manifest
+    return manifest
+
+
+class _Zygote:
+    """This worker process's zygote (:func:`arena.worker_game.serve`): started on first
+    use, from whichever task thread, and tied to the process rather than that thread
+    (it watches a pipe only this process holds, not a parent-death signal, which would
+    follow the thread). Started again if it died."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._path: str | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._alive_w: int | None = None
+
+    def connect(self) -> socket.socket:
+        error: OSError | None = None
+        for _ in range(2):
+            path = self._ensure()
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                conn.connect(path)
+                return conn
+            except OSError as exc:
+                conn.close()
+                error = exc
+                self._forget(path)
+        raise GameProcessError(f"{_where()}: cannot start games: its game zygote does not answer ({error})")
+
+    def _forget(self, path: str) -> None:
+        with self._lock:
+            if self._path == path and self._proc is not None:
+                if self._proc.poll() is None:
+                    self._proc.kill()
+                    self._proc.wait()
+                shutil.rmtree(os.path.dirname(path), ignore_errors=True)  # it cannot clean up now
+                self._path = None
+
+    def _ensure(self) -> str:
+        with self._lock:
+            if self._path is not None and self._proc is not None and self._proc.poll() is None:
+                return self._path
+            if self._path is not None:  # it died, and could not clean up
+                shutil.rmtree(os.path.dirname(self._path), ignore_errors=True)
+            folder = tempfile.mkdtemp(prefix="arena-zygote-")  # 0700: only this user may ask for games
+            path = os.path.join(folder, "games.sock")
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(path)
+            listener.listen(64)
+            alive_r, alive_w = os.pipe()
+            try:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-m", "arena.worker_game", "--zygote", str(listener.fileno()), str(alive_r)],
+                    pass_fds=(listener.fileno(), alive_r),
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            finally:
+                listener.close()
+                os.close(alive_r)
+            if self._alive_w is not None:
+                os.close(self._alive_w)  # the previous zygote, if still there, may go
+            self._alive_w = alive_w  # held until this process ends: then the zygote ends
+            self._path = path
+            return path
+
+
+_the_zygote = _Zygote()
+
+
+def zygote() -> _Zygote:
+    """This process's zygote (started on first use)."""
+    return _the_zygote
 
 
 # -- test-only crash injection (CRASH_ENV) ------------------------------------------------
@@ -164,15 +258,12 @@ def _crash_due() -> Path | None:
     return Path(marker)
 
 
-def _crash_mid_game(proc: subprocess.Popen[bytes], job: bytes, marker: Path, bots: int) -> None:
-    assert proc.stdin is not None
-    proc.stdin.write(job)
-    proc.stdin.close()
-    while proc.poll() is None and len(children_of(proc.pid)) < bots:
+def _crash_mid_game(game_pid: int, marker: Path, bots: int) -> None:
+    while read_stat(game_pid) is not None and len(children_of(game_pid)) < bots:
         time.sleep(0.002)  # the bots start after the builds; then the game is under way
-    os.kill(proc.pid, signal.SIGSTOP)  # it cannot finish now: the crash is mid-game
+    os.kill(game_pid, signal.SIGSTOP)  # it cannot finish now: the crash is mid-game
     lines = []
-    for pid in [proc.pid, *children_of(proc.pid)]:
+    for pid in [game_pid, *children_of(game_pid)]:
         stat = read_stat(pid)
         if stat is not None:
             lines.append(f"{pid} {stat.starttime}\n")

@@ -1,39 +1,38 @@
-"""One game in a process of its own: ``python -m arena.worker_game`` (what a cluster
-worker runs for each game; see :mod:`arena.cluster_task`).
+"""One game in a process of its own (what a cluster worker runs for each game; see
+:mod:`arena.cluster_task`), forked by the worker's zygote (:func:`serve`, started as
+``python -m arena.worker_game --zygote``).
 
-It reads a :class:`GameJob` (JSON) on stdin, builds the bots it names if they have a
+A game process reads a :class:`GameJob` (JSON), builds the bots it names if they have a
 build step (once per content hash and machine, under a file lock, since several games
 start at once), plays the game exactly as a local run would (:func:`play_game`, the
-same time settings, seed and game id) and writes the :class:`GameRecord` (JSON) on
-stdout. Its bots are its children: they end with the game, and with this process if
-it is killed (parent-death signal), so a game never outlives the task that asked
-for it. Exit status 0 means an outcome was written (a void game included); anything
-else is a failure of this machine, explained on stderr.
+same time settings, seed and game id) and writes the :class:`GameRecord` (JSON). Its
+bots are its children: they end with the game, and with this process if it is killed
+(parent-death signal), so a game never outlives the worker that asked for it. Status 0
+means a record was written (a void game included); anything else is a failure of this
+machine, and the reason is written instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import os
+import select
+import signal
+import socket
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import msgspec
 import trio
 
 from arena.bots import BotError, BotSpec
-from arena.bots.manifest import BotManifest, find_bot, prepare_bot
+from arena.bots._proctree import child_setup_hook
+from arena.bots.manifest import BotManifest, prepare_bot
 from arena.bots.sandbox import SandboxSettings, resolve_level
 from arena.engine import GameConfig, Variant
 from arena.referee import GameRecord, TimeSettings, open_pool, play_game
-
-
-class SeatBot(msgspec.Struct, frozen=True):
-    """A bot as the game process finds it: already unpacked at ``path``."""
-
-    name: str
-    path: str  # the bot's file or folder on this machine
-    content_hash: str
 
 
 class GameJob(msgspec.Struct, kw_only=True):
@@ -42,12 +41,34 @@ class GameJob(msgspec.Struct, kw_only=True):
     players: int
     variant: str
     time: dict[str, Any]  # arena.referee.time_dict of the run's TimeSettings
-    seats: list[SeatBot]
+    seats: list[BotManifest]  # each seat's bot, already unpacked (and checked) on this machine
     build_cache: str  # where bots with a build step are built, on this machine
     sandbox: SandboxSettings | None = None  # the run's: the level and the caps on each bot's limits
 
 
 _record_decoder = msgspec.json.Decoder(GameRecord)
+
+
+def _enc_path(obj: Any) -> Any:
+    if isinstance(obj, PurePath):
+        return str(obj)
+    raise NotImplementedError(f"cannot encode {type(obj).__name__}")
+
+
+def _dec_path(kind: type, obj: Any) -> Any:
+    if kind is Path:
+        return Path(obj)
+    raise NotImplementedError(f"cannot decode {kind}")
+
+
+_job_encoder = msgspec.json.Encoder(enc_hook=_enc_path)
+_job_decoder = msgspec.json.Decoder(GameJob, dec_hook=_dec_path)
+
+
+def encode_job(job: GameJob) -> bytes:
+    return _job_encoder.encode(job)
+
+
 
 
 def decode_record(data: bytes) -> GameRecord:
@@ -70,46 +91,103 @@ def prepare_locked(manifest: BotManifest, build_cache: Path, sandbox: SandboxSet
 async def play(job: GameJob) -> GameRecord:
     config = GameConfig(job.players, Variant(job.variant))
     time_settings = TimeSettings(**job.time)
-    specs: dict[str, tuple[BotSpec, BotManifest]] = {}
-    for seat in job.seats:
-        if seat.name not in specs:
-            manifest = find_bot(Path(seat.path))
-            if manifest.name != seat.name or manifest.content_hash != seat.content_hash:
-                raise BotError(
-                    f"bot {seat.name}: {seat.path} holds {manifest.name!r} with content hash {manifest.content_hash}, "
-                    f"not {seat.content_hash}"
-                )
-            spec = await trio.to_thread.run_sync(prepare_locked, manifest, Path(job.build_cache), job.sandbox)
-            specs[seat.name] = (spec, manifest)
+    specs: dict[str, BotSpec] = {}
+    for manifest in job.seats:
+        if manifest.name not in specs:
+            specs[manifest.name] = await trio.to_thread.run_sync(
+                prepare_locked, manifest, Path(job.build_cache), job.sandbox
+            )
     async with open_pool() as pool:
-        players = [
-            pool.player(specs[s.name][0], version=specs[s.name][1].version, content_hash=s.content_hash)
-            for s in job.seats
-        ]
+        players = [pool.player(specs[m.name], version=m.version, content_hash=m.content_hash) for m in job.seats]
         return await play_game(players, config, job.seed, time_settings=time_settings, game_id=job.game_id)
 
 
-def main() -> int:
+def run_job(data: bytes) -> tuple[int, bytes]:
+    """Play the game of a job given as JSON: ``(0, the record as JSON)``, or a nonzero
+    status and the reason (2: not a job; 3: this machine cannot play it)."""
     try:
-        job = msgspec.json.decode(sys.stdin.buffer.read(), type=GameJob)
+        job = _job_decoder.decode(data)
     except msgspec.DecodeError as exc:
-        print(f"arena.worker_game: not a game job: {exc}", file=sys.stderr)
-        return 2
+        return 2, f"arena.worker_game: not a game job: {exc}".encode()
     if job.sandbox is not None:
         try:  # a sandbox this machine cannot provide fails the game here, not each bot
             resolve_level(job.sandbox.level)
         except ValueError as exc:
-            print(f"game {job.game_id}: {exc}", file=sys.stderr)
-            return 3
+            return 3, f"game {job.game_id}: {exc}".encode()
     try:
         record = trio.run(play, job)
     except BotError as exc:  # a bot that cannot be built or found here
-        print(f"game {job.game_id}: {exc}", file=sys.stderr)
-        return 3
-    sys.stdout.buffer.write(msgspec.json.encode(record))
-    sys.stdout.buffer.flush()
+        return 3, f"game {job.game_id}: {exc}".encode()
+    return 0, msgspec.json.encode(record)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3 or argv[0] != "--zygote" or not (argv[1].isdigit() and argv[2].isdigit()):
+        print("usage: python -m arena.worker_game --zygote LISTEN_FD ALIVE_FD (started by a cluster worker)", file=sys.stderr)
+        return 2
+    return serve(int(argv[1]), int(argv[2]))
+
+
+# -- the zygote: one per worker process, forking a game process per game ------------------
+
+
+def serve(listen_fd: int, alive_fd: int) -> int:
+    """The loop of ``python -m arena.worker_game --zygote LISTEN_FD ALIVE_FD``.
+
+    Started once per worker process (see :mod:`arena.cluster_task`), with the arena
+    already imported, it forks one game process per connection on the listening
+    socket, so that a game starts in milliseconds instead of paying for an interpreter
+    and its imports. It never runs trio or a thread itself (forking is safe). It exits
+    when ``ALIVE_FD`` (a pipe whose other end only the worker holds) reaches its end,
+    i.e. when the worker is gone; each game process gets SIGKILL then (parent-death
+    signal), and its bots with it.
+
+    On a connection: the game process writes its pid and a newline at once, reads the
+    job (JSON) until the other side shuts its writing down, plays it, and writes its
+    status, a newline and the payload of :func:`run_job`, then closes."""
+    listener = socket.socket(fileno=listen_fd)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps finished games
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the worker decides when to stop
+    zygote = os.getpid()
+    path = listener.getsockname()
+    while True:
+        ready, _, _ = select.select([listener, alive_fd], [], [])
+        if alive_fd in ready:
+            with contextlib.suppress(OSError):  # its private folder (see arena.cluster_task)
+                os.unlink(path)
+                os.rmdir(os.path.dirname(path))
+            return 0
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            continue
+        if os.fork() == 0:  # the game process
+            code = 70
+            try:
+                listener.close()
+                os.close(alive_fd)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # it waits for its bots
+                signal.signal(signal.SIGINT, signal.default_int_handler)  # bots get what they would locally
+                os.setsid()
+                hook = child_setup_hook(zygote)  # SIGKILL when the zygote dies
+                if hook is not None:
+                    hook()
+                code = _serve_game(conn)
+            finally:
+                os._exit(code)
+        conn.close()
+
+
+def _serve_game(conn: socket.socket) -> int:
+    with conn:
+        conn.sendall(f"{os.getpid()}\n".encode())
+        chunks = []
+        while chunk := conn.recv(1 << 16):
+            chunks.append(chunk)
+        status, payload = run_job(b"".join(chunks))
+        conn.sendall(f"{status}\n".encode() + payload)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

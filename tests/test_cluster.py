@@ -19,6 +19,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from typer.testing import CliRunner
 
 from arena.bots.bundle import BundleError, bundle_bot, unpack_bundle
 from arena.bots.manifest import content_hash, find_bot
+from arena.bots.sandbox import Level, SandboxSettings
 from arena.cli import app
 from arena.cluster import ClusterTarget, parse_cluster
 from arena.cluster_task import CRASH_ENV
@@ -111,6 +113,28 @@ def test_a_bundle_carries_a_bot_exactly_and_refuses_anything_else(tmp_path: Path
         unpack_bundle(evil.read_bytes(), "random", manifest.content_hash, tmp_path / "evil")
 
 
+def test_a_dead_zygote_is_replaced_and_a_bad_job_is_answered_with_the_reason() -> None:
+    from arena.cluster_task import zygote
+
+    def ask(data: bytes) -> tuple[int, bytes, bytes]:
+        with zygote().connect() as conn:
+            conn.sendall(data)
+            conn.shutdown(socket.SHUT_WR)
+            reply = conn.makefile("rb")
+            pid, status, payload = int(reply.readline()), reply.readline(), reply.read()
+        return pid, status, payload
+
+    pid, status, payload = ask(b"{}")
+    assert status == b"2\n" and b"not a game job" in payload
+    assert pid != os.getpid()
+    first = zygote()._proc
+    assert first is not None
+    first.kill()
+    first.wait()
+    pid, status, payload = ask(b"[]")  # a new zygote forks the game process
+    assert status == b"2\n" and zygote()._proc is not first
+
+
 def test_a_local_run_never_imports_dask(tmp_path: Path) -> None:
     bots = tmp_path / "bots"
     for name in ("random", "minimal"):
@@ -155,6 +179,29 @@ def test_workers_without_seats_are_named(tmp_path: Path) -> None:
         worker = next(iter(cluster.scheduler.workers))
         with pytest.raises(ArenaError, match=rf"worker\(s\) {worker} have no `seats` resource.*--resources \"seats=CORES\""):
             run_tournament(RunSettings(bots_dir=bots, results=tmp_path / "res", players=2, cluster=cluster.scheduler_address))
+
+
+def test_workers_that_cannot_provide_the_runs_sandbox_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from distributed import LocalCluster
+
+    import arena.cluster_task
+
+    def no_limits(level: str) -> None:
+        raise ValueError(f"no {level} here: this worker lacks what it takes")
+
+    monkeypatch.setattr(arena.cluster_task, "resolve_level", no_limits)  # the workers below run in this process
+    bots = tmp_path / "bots"
+    for name in ("random", "minimal"):
+        shutil.copytree(EXAMPLES / name, bots / name, ignore=shutil.ignore_patterns("__pycache__"))
+    settings = RunSettings(
+        bots_dir=bots, results=tmp_path / "res", players=2, sandbox=SandboxSettings(Level.LIMITS)
+    )
+    with LocalCluster(
+        n_workers=1, processes=False, protocol="tcp", host="127.0.0.1", resources={"seats": 1}, dashboard_address=None
+    ) as cluster:
+        worker = next(iter(cluster.scheduler.workers))
+        with pytest.raises(ArenaError, match=rf"{worker} cannot run bots in the limits sandbox: no limits here"):
+            run_tournament(replace(settings, cluster=cluster.scheduler_address))
 
 
 # -- whole runs on a LocalCluster --------------------------------------------------------
