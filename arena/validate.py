@@ -36,21 +36,19 @@ from arena.bots import BotError
 from arena.bots.manifest import BotManifest, content_hash, discover_bots, find_bot, prepare_bot
 from arena.bots.sandbox import SandboxSettings
 from arena.engine import (
-    RULES_VERSION,
     GameConfig,
     GameState,
     PlayError,
     Variant,
     apply_turn,
     check_play,
-    deck_composition,
     events,
     legal_plays,
     new_game,
     result,
 )
 from arena.errors import ArenaError
-from arena.referee import BotFault, TimeSettings, bot_seed, open_pool
+from arena.referee import BotFault, TimeSettings, game_start_message, open_pool
 from protocol import (
     SUPPORTED_VERSIONS,
     Ack,
@@ -60,8 +58,6 @@ from protocol import (
     GameStart,
     LastAction,
     Ready,
-    Rules,
-    TimeControl,
 )
 
 FAULT_KINDS = ("timeout", "malformed", "protocol", "illegal", "crash")
@@ -506,24 +502,8 @@ class _Validator:
         names = [self.manifest.name if s == script.seat else f"{HOUSE}-{s}" for s in range(config.players)]
         if config.variant is Variant.DUMMY:
             names.append("dummy")
-        return GameStart(
-            id=self.player.next_id(),
-            game_id=game_id,
-            seat=script.seat,
-            players=config.players,
-            seats=config.seats,
-            names=names,
-            rules=Rules(
-                rules_version=RULES_VERSION,
-                variant=config.variant.value,
-                hand_size=config.hand_size,
-                rounds=3,
-                directions=["left" if config.direction(r) > 0 else "right" for r in (1, 2, 3)],
-                deck=deck_composition(),
-            ),
-            time=TimeControl(turn_ms=ts.scaled_ms(ts.turn_ms), bank_ms=ts.scaled_ms(ts.bank_ms)),
-            seed=bot_seed(script.seed, script.seat),  # as a referee derives it
-        )
+        # exactly the game_start a tournament's referee sends that seat
+        return game_start_message(config, script.seat, names, game_id, ts, script.seed, self.player.next_id())
 
     def build_act(self, script: GameScript, state: GameState, seat: _Seat, game_id: str) -> tuple[Act, list[dict[str, Any]]]:
         """The act a tournament's referee would send the bot's seat now (the one builder)."""
