@@ -44,18 +44,25 @@ class TournamentBench:
         return asdict(self)
 
 
+def make_instant_bots(folder: Path, n: int) -> Path:
+    """``folder/bots`` holding ``n`` distinct bots (``instant0``…), each a copy of the
+    instant C bot compiled once into ``folder``; returns the bots folder."""
+    exe = compile_instant_bot(folder)
+    bots = folder / "bots"
+    for i in range(n):
+        d = bots / f"instant{i}"
+        d.mkdir(parents=True)
+        shutil.copy2(exe, d / "instant")
+        (d / "bot.toml").write_text(f'name = "instant{i}"\nversion = "1"\nrun = ["./instant"]\n', encoding="utf-8")
+    return bots
+
+
 def bench_tournament(games: int = 240) -> TournamentBench:
     """Play about ``games`` 4-player games (whole duplicate sets) with 1 then 2 jobs."""
     deals = max(1, round(games / GAMES_PER_DEAL))
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-tournament-"))
     try:
-        exe = compile_instant_bot(folder)
-        bots = folder / "bots"
-        for i in range(BOTS):
-            d = bots / f"instant{i}"
-            d.mkdir(parents=True)
-            shutil.copy2(exe, d / "instant")
-            (d / "bot.toml").write_text(f'name = "instant{i}"\nversion = "1"\nrun = ["./instant"]\n', encoding="utf-8")
+        bots = make_instant_bots(folder, BOTS)
         runs = {}
         for jobs in (1, 2):
             settings = RunSettings(
