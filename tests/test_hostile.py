@@ -106,6 +106,34 @@ class Listener:
         self.sock.close()
 
 
+class MemoryWatch:
+    """Samples a process's peak resident memory (VmHWM, which only grows) until it ends."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak_kb = 0
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                text = Path(f"/proc/{self.pid}/status").read_text()
+            except OSError:
+                return
+            for line in text.splitlines():
+                if line.startswith("VmHWM:"):
+                    self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+                    self.samples += 1
+            self._stop.wait(0.05)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 # -- the tournament ---------------------------------------------------------------------------
 
 @dataclass
@@ -117,11 +145,13 @@ class Tournament:
     listener: Listener
     proc: subprocess.Popen[bytes]
     before: dict[str, tuple[int, int]]
+    memory: MemoryWatch
     done: dict | None = None
 
     def wait(self) -> dict:
         if self.done is None:
             out, err = self.proc.communicate(timeout=240)
+            self.memory.stop()
             self.listener.close()
             assert self.proc.returncode == 0, err.decode(errors="replace")[-3000:]
             self.done = {"doc": json.loads(out), "stderr": err.decode(errors="replace")}
@@ -160,6 +190,18 @@ def _behaviours(outside: Path, results: Path, good: Path, port: int) -> dict[str
         "network": ("network", 1, (str(port),), {}),
         "snoop": ("snoop", 1, (str(good), str(good / "bot.py"), str(results / "arena.db"), str(results)), {}),
         "kill-parent": ("kill_parent", 1, (), {}),
+        "slow-once": ("slow_once", 2, (), {}),
+        "slow-always": ("slow_always", 2, (), {}),
+        "bad-utf8": ("bad_utf8", 2, (), {}),
+        "deep-json": ("deep_json", 2, (), {}),
+        "huge-number": ("huge_number", 2, (), {}),
+        "duplicate-keys": ("duplicate_keys", 2, (), {}),
+        "lone-surrogate": ("lone_surrogate", 2, (), {}),
+        "nan": ("nan", 2, (), {}),
+        "wrong-shape": ("wrong_shape", 2, (), {}),
+        "illegal": ("illegal", 2, (), {}),
+        "signal-self": ("signal_self", 2, (), {}),
+        "ignore-term": ("ignore_term", 1, (), {}),
     }
 
 
@@ -186,7 +228,7 @@ def tournament(tmp_path_factory: pytest.TempPathFactory) -> Tournament:
         "--sandbox", "strict", "--json",
     ]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=base)
-    return Tournament(base, bots, results, outside, listener, proc, before)
+    return Tournament(base, bots, results, outside, listener, proc, before, MemoryWatch(proc.pid))
 
 
 def faults_of(replay: object, seat: int) -> list:
@@ -276,6 +318,16 @@ EXPECTED_FAULT = {
     "crasher": ("crash", "RuntimeError: hostile bot crashes on purpose"),
     "exit-early": ("crash", "exited with status 0"),
     "memory-hog": ("crash", "memory limit of 64 MB"),
+    "slow-always": ("timeout", "no reply before the deadline"),
+    "bad-utf8": ("malformed", "invalid UTF-8 at byte"),
+    "deep-json": ("malformed", "nested too deeply"),
+    "huge-number": ("malformed", "number out of range"),
+    "duplicate-keys": ("illegal", "(received cards=[100000] dummy_card=None)"),
+    "lone-surrogate": ("malformed", "surrogate"),
+    "nan": ("malformed", "invalid JSON"),
+    "wrong-shape": ("malformed", 'invalid "action" reply at $.cards: expected `array`, got `object`'),
+    "illegal": ("illegal", "(received cards=[100000] dummy_card=None)"),
+    "signal-self": ("crash", "SIGSEGV"),
 }
 
 
@@ -293,6 +345,77 @@ def test_each_fault_is_attributed_to_the_bot_its_seat_and_turn(tournament: Tourn
         assert replay.result.autopilot[seat]  # three strikes, or a crash: autopilot for the rest
         other = 1 - seat
         assert faults_of(replay, other) == []
+
+
+def action_of(replay: object, seat: int, rnd: int, turn: int) -> object:
+    record = next(t for t in replay.turns if (t.round, t.turn) == (rnd, turn))  # type: ignore[attr-defined]
+    return next(a for a in record.actions if a.seat == seat)
+
+
+@needs_strict
+def test_a_late_reply_is_a_timeout_and_never_counts_for_the_next_request(tournament: Tournament) -> None:
+    """slow-once answers act 2 just past its deadline, so its reply arrives while the
+    referee waits for act 3's: a timeout at turn 2, and the stale reply (cards from the
+    hand it no longer holds) is not taken for act 3 (that would be an illegal play)."""
+    for seat, replay in tournament.replays("slow-once"):
+        assert replay.status == "complete"
+        faults = faults_of(replay, seat)
+        assert faults and (faults[0].kind, faults[0].round, faults[0].turn) == ("timeout", 1, 2), faults
+        # Under load the answer to act 3 may miss its own (bank-less) deadline too, but
+        # nothing else: never an illegal play or a protocol fault from the stale line.
+        assert {f.kind for f in faults} <= {"timeout", "autopilot"}, faults
+        assert action_of(replay, seat, 1, 2).status == "timeout"  # type: ignore[attr-defined]
+        later = [a for t in replay.turns if (t.round, t.turn) > (1, 3) for a in t.actions if a.seat == seat]
+        assert later and all(a.status in ("ok", "timeout", "autopilot") for a in later)
+    # Recovery: in at least one game the very next turn is the bot's own choice again.
+    assert any(
+        action_of(replay, seat, 1, 3).status == "ok" for seat, replay in tournament.replays("slow-once")  # type: ignore[attr-defined]
+    )
+
+
+@needs_strict
+def test_a_bot_always_late_reaches_autopilot_on_timeouts_alone(tournament: Tournament) -> None:
+    for seat, replay in tournament.replays("slow-always"):
+        kinds = [f.kind for f in faults_of(replay, seat)]
+        assert kinds[:4] == ["timeout", "timeout", "timeout", "autopilot"], kinds
+        assert replay.result.autopilot[seat]
+
+
+@needs_strict
+def test_a_bot_that_ignores_sigterm_and_shutdown_is_ended_without_a_fault(tournament: Tournament) -> None:
+    for seat, replay in tournament.replays("ignore-term"):
+        assert faults_of(replay, seat) == [] and not replay.result.autopilot[seat]
+    # Its process is gone too: test_no_process_is_left_and_nothing_outside_is_changed.
+
+
+@needs_strict
+def test_the_leaderboard_counts_faults_per_kind(tournament: Tournament) -> None:
+    rows = {r["bot"]: r for r in tournament.wait()["doc"]["rows"]}
+    games = {bot: len(tournament.replays(bot)) for bot in ("bad-utf8", "illegal", "signal-self", "slow-always")}
+    # Three strikes each game, then autopilot (a crash: autopilot at once).
+    assert rows["bad-utf8"]["faults"].get("malformed") == 3 * games["bad-utf8"], rows["bad-utf8"]
+    assert rows["illegal"]["faults"].get("illegal") == 3 * games["illegal"], rows["illegal"]
+    assert rows["signal-self"]["faults"].get("crash") == games["signal-self"], rows["signal-self"]
+    assert rows["slow-always"]["faults"].get("timeout") == 3 * games["slow-always"], rows["slow-always"]
+    hostile = [r for bot, r in rows.items() if bot != "greedy"]
+    assert sum(1 for r in hostile if sum(r["faults"].values())) >= len(rows) // 2
+
+
+@needs_strict
+def test_the_referee_memory_and_time_stay_bounded(tournament: Tournament) -> None:
+    """Floods (a 10 MB line, endless junk lines, endless stderr), deep JSON and the rest
+    cost the arena process little: its peak RSS stays far below what the bots sent, and
+    every game ends in seconds."""
+    tournament.wait()
+    watch = tournament.memory
+    assert watch.samples > 10
+    peak_mb = watch.peak_kb / 1024
+    assert peak_mb < 400, f"arena peak RSS {peak_mb:.0f} MB"
+    with open_store(tournament.results, create=False) as store:
+        durations = {g.id: g.duration_s for g in store.games()}
+    slowest = max(durations.values())
+    assert slowest < 30, f"slowest game {slowest:.1f} s"
+    print(f"arena peak RSS {peak_mb:.0f} MB over {len(durations)} games; slowest game {slowest:.2f} s")
 
 
 @needs_strict

@@ -91,8 +91,47 @@ def misbehave() -> None:
         kill_parent()
     elif b == "flood_stderr":
         threading.Thread(target=flood_stderr, daemon=True).start()
+    elif b == "signal_self":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif b == "ignore_term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    elif b in BAD_REPLIES or b in ("slow_once", "slow_always"):
+        pass  # these change the replies themselves (see answer)
     else:
         raise SystemExit(f"unknown behaviour {b!r}")
+
+
+#: Replies that are wrong in one way, from the trigger on (``{re}`` the request id,
+#: ``{card}`` a card of a legal play).
+BAD_REPLIES: dict[str, bytes] = {
+    # Invalid UTF-8 inside a string the referee would otherwise skip (debug).
+    "bad_utf8": b'{"type":"action","re":{re},"cards":[{card}],"debug":"caf\xc3 \xff\xfe"}',
+    # Recursion: a debug value nested 20000 arrays deep (40 kB, under the line cap).
+    "deep_json": b'{"type":"action","re":{re},"cards":[{card}],"debug":' + b"[" * 20000 + b"]" * 20000 + b"}",
+    "huge_number": b'{"type":"action","re":{re},"cards":[1e999]}',
+    # Duplicate keys: the last one counts (msgspec), here a card the bot does not hold.
+    "duplicate_keys": b'{"type":"action","re":{re},"cards":[{card}],"cards":[100000]}',
+    "lone_surrogate": b'{"type":"action","re":{re},"cards":[{card}],"debug":"\\ud800 alone"}',
+    "nan": b'{"type":"action","re":{re},"cards":[{card}],"debug":NaN}',
+    "wrong_shape": b'{"type":"action","re":{re},"cards":{"first":{card}}}',
+    "illegal": b'{"type":"action","re":{re},"cards":[100000]}',
+}
+
+
+def answer(msg: dict, reply: dict) -> None:
+    """Send ``reply`` to ``msg`` (an act), or what the behaviour sends instead."""
+    b = BEHAVIOUR
+    if b in BAD_REPLIES:
+        line = BAD_REPLIES[b].replace(b"{re}", str(msg["id"]).encode()).replace(b"{card}", str(reply["cards"][0]).encode())
+        sys.stdout.buffer.write(line + b"\n")
+        sys.stdout.flush()
+        return
+    if b in ("slow_once", "slow_always"):
+        # Just past this act's deadline: the reply arrives stale, while the referee waits
+        # for the next request's (which it must not count for).
+        report("late_by_ms", ARGS[0] if ARGS else 40)
+        time.sleep(msg["time_ms"] / 1000 + (float(ARGS[0]) if ARGS else 40) / 1000)
+    send(reply)
 
 
 def spin() -> None:
@@ -211,7 +250,10 @@ def main() -> None:
             reply = {"type": "action", "re": rid, "cards": play["cards"]}
             if play.get("dummy_card") is not None:
                 reply["dummy_card"] = play["dummy_card"]
-            send(reply)
+            if triggered and (BEHAVIOUR != "slow_once" or acts == TRIGGER):
+                answer(msg, reply)
+            else:
+                send(reply)
         elif kind == "hello":
             send({"type": "hello", "re": rid, "version": 1, "name": f"hostile-{BEHAVIOUR}", "bot_version": "1"})
         elif kind == "game_start":
@@ -219,6 +261,8 @@ def main() -> None:
         elif kind == "game_over":
             send({"type": "ack", "re": rid})
         elif kind == "shutdown":
+            if triggered and BEHAVIOUR == "ignore_term":
+                sleep_forever()  # ignores the request and SIGTERM: only SIGKILL ends it
             break
 
 
