@@ -22,6 +22,7 @@ from pathlib import Path
 from arena.bench_referee import compile_instant_bot
 from arena.errors import ArenaError
 from arena.referee import TimeSettings
+from arena.store import open_store
 from arena.tournament import RunSettings, run_tournament
 
 BOTS = 6
@@ -39,6 +40,9 @@ class TournamentBench:
     store_share: float  # writer CPU ÷ arena CPU during play, with --jobs 2
     store_share_jobs1: float
     store_wall_ms_per_game: float  # the writer's wall time per game (it overlaps the games)
+    arena_cpu_ms_per_game: float  # the arena process's CPU per game (referee + writer), --jobs 2
+    bots_cpu_ms_per_game: float | None  # the four bots' CPU per game, as the sandbox measured it
+    store_share_of_all: float | None  # writer CPU ÷ (arena CPU + bots' CPU): the store's share of all the work
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -77,6 +81,9 @@ def bench_tournament(games: int = 240) -> TournamentBench:
             if summary.void or summary.played != deals * GAMES_PER_DEAL:
                 raise ArenaError(f"bench tournament: {summary.played} games played, {summary.void} void: {summary.void_reasons[:1]}")
             runs[jobs] = summary
+            with open_store(settings.results, create=False) as store:
+                measured = [s.cpu_ms for g in store.games() for s in g.seats]
+            bots_cpu = sum(measured) / summary.played if measured and None not in measured else None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     one, two = runs[1], runs[2]
@@ -91,4 +98,9 @@ def bench_tournament(games: int = 240) -> TournamentBench:
         store_share=two.store_cpu_seconds / two.play_cpu_seconds,
         store_share_jobs1=one.store_cpu_seconds / one.play_cpu_seconds,
         store_wall_ms_per_game=1000 * two.store_seconds / two.played,
+        arena_cpu_ms_per_game=1000 * two.play_cpu_seconds / two.played,
+        bots_cpu_ms_per_game=bots_cpu,
+        store_share_of_all=(
+            None if bots_cpu is None else two.store_cpu_seconds / (two.play_cpu_seconds + bots_cpu * two.played / 1000)
+        ),
     )

@@ -207,6 +207,17 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def make_replay_folders(root: Path) -> None:
+    """Create ``replays/00`` … ``replays/ff`` once, so that recording a game never has
+    to create a folder (on ext4 a new folder costs more than the replay file itself)."""
+    base = root / "replays"
+    try:
+        for i in range(256):
+            (base / f"{i:02x}").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"{base}: cannot create the replay folders: {exc.strerror or exc}") from None
+
+
 def replay_relpath(game_id: str) -> str:
     return f"replays/{game_id[:2]}/{game_id}.json.gz"
 
@@ -218,9 +229,26 @@ class Store:
         self.root = root
         self.path = root / DB_NAME
         self._conn = conn
+        self._in_batch = False
 
     def _tx(self) -> contextlib.AbstractContextManager[None]:
+        if self._in_batch:
+            return contextlib.nullcontext()  # already inside batch()'s transaction
         return _transaction(self._conn)
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction around several writes (e.g. the games that finished while the
+        writer was busy: a group commit); all of them are recorded, or none."""
+        if self._in_batch:
+            yield
+            return
+        with _transaction(self._conn):
+            self._in_batch = True
+            try:
+                yield
+            finally:
+                self._in_batch = False
 
     # -- bots and tournaments ---------------------------------------------------------
 

@@ -56,7 +56,7 @@ from arena.referee import (
 )
 from arena.replay import write_replay
 from arena.schedule import ScheduledGame, make_schedule
-from arena.store import BotRow, NewGame, Store, open_store, replay_relpath
+from arena.store import BotRow, NewGame, Store, make_replay_folders, open_store, replay_relpath
 
 SEATINGS = ("rotations", "all")
 
@@ -379,7 +379,8 @@ class _Run:
             if self.s.cluster is None:  # a cluster run reports it once the cluster's size is known
                 self.rep.planned(plan)
             t_play, c_play = time.monotonic(), time.process_time()
-            self.writer = _Writer(self._record)
+            await trio.to_thread.run_sync(make_replay_folders, self.s.results)
+            self.writer = _Writer(self._record_batch)
             try:
                 if self.s.cluster is None:
                     await self._play_all(pool, config, tid, todo, jobs, summary)
@@ -493,9 +494,27 @@ class _Run:
                 scope.cancel()
                 return
 
-    def _record(self, tid: str, game: ScheduledGame, record: GameRecord, config: GameConfig) -> None:
+    def _record_batch(self, items: Sequence[tuple[str, ScheduledGame, GameRecord, GameConfig]]) -> None:
+        """Record games that finished while the writer was busy: their replay files,
+        then one transaction for all of their rows (a group commit). If a replay cannot
+        be written, the games before it are still recorded, then the error names it."""
+        written, failure = [], None
+        for item in items:
+            record = item[2]
+            try:
+                write_replay(self.s.results / replay_relpath(record.game_id), record.replay, durable=False)
+            except OSError as exc:
+                failure = ArenaError(f"cannot record game {record.game_id}: {type(exc).__name__}: {exc}")
+                break
+            written.append(item)
+        with self.store.batch():
+            for tid, game, record, config in written:
+                self._add_game(tid, game, record, config)
+        if failure is not None:
+            raise failure
+
+    def _add_game(self, tid: str, game: ScheduledGame, record: GameRecord, config: GameConfig) -> None:
         rel = replay_relpath(record.game_id)
-        write_replay(self.s.results / rel, record.replay, durable=False)
         n = config.players  # the dummy seat (if any) is not a bot: not stored
         timing = record.replay.timing or {}
         mean_ms = list(timing.get("mean_ms") or [None] * n)[:n]
@@ -536,7 +555,10 @@ class _Writer:
     for the disk and the bots' clocks never include it. The first failure (disk full,
     a read-only folder) stops the recording; the run then stops with that error."""
 
-    def __init__(self, record: Callable[..., None]) -> None:
+    #: At most this many games in one group commit.
+    BATCH = 32
+
+    def __init__(self, record: Callable[[list[tuple[Any, ...]]], None]) -> None:
         self._record = record
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self.error: ArenaError | None = None
@@ -549,15 +571,31 @@ class _Writer:
         self._queue.put(args)
 
     def _loop(self) -> None:
-        while (item := self._queue.get()) is not None:
+        closing = False
+        while not closing:
+            item = self._queue.get()
+            if item is None:
+                break
+            batch = [item]
+            while len(batch) < self.BATCH:  # whatever else is already waiting
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    closing = True
+                    break
+                batch.append(more)
             if self.error is not None:
                 continue
             t, c = time.perf_counter(), time.thread_time()
             try:
-                self._record(*item)
-            except Exception as exc:  # noqa: BLE001 - reported to the user with the game's id
-                record = item[2]
-                self.error = ArenaError(f"cannot record game {record.game_id}: {type(exc).__name__}: {exc}")
+                self._record(batch)
+            except ArenaError as exc:
+                self.error = exc
+            except Exception as exc:  # noqa: BLE001 - reported to the user with the games' ids
+                ids = ", ".join(args[2].game_id for args in batch)
+                self.error = ArenaError(f"cannot record games {ids}: {type(exc).__name__}: {exc}")
             self.busy += time.perf_counter() - t
             self.cpu += time.thread_time() - c
 

@@ -264,12 +264,31 @@ def test_a_run_stopped_at_any_moment_resumes_without_losing_or_repeating_a_game(
 
 def test_a_store_that_cannot_be_written_stops_the_run_with_the_game_named(tmp_path: Path) -> None:
     bots = make_bots(tmp_path / "bots", ("random", "greedy"))
+    args = ["--bots", str(bots), "--players", "2", "--deals", "3"]
+    run_cli(*args, "--results", str(tmp_path / "ref"))
+    with open_store(tmp_path / "ref") as store:
+        order = [g.id for g in store.games()]
+    # The third game's replay path is taken by a folder that cannot be replaced.
+    res = tmp_path / "res"
+    blocker = res / "replays" / order[2][:2] / f"{order[2]}.json.gz"
+    (blocker / "keep").mkdir(parents=True)
+    result = CliRunner().invoke(app, ["run", *args, "--results", str(res), "--jobs", "1"])
+    assert result.exit_code == 1
+    message = str(result.exception)
+    assert f"cannot record game {order[2]}" in message or order[2] in message, message
+    assert (blocker / "keep").is_dir()  # nothing of the user's was removed
+    assert set(order[:2]) <= game_ids(res)  # what was recorded before stays
+    assert order[2] not in game_ids(res)
+
+
+def test_a_results_folder_that_cannot_hold_replays_is_named(tmp_path: Path) -> None:
+    bots = make_bots(tmp_path / "bots", ("random", "greedy"))
     res = tmp_path / "res"
     res.mkdir()
     (res / "replays").write_text("not a folder\n")
     result = CliRunner().invoke(app, ["run", "--bots", str(bots), "--results", str(res), "--players", "2"])
     assert result.exit_code == 1
-    assert "cannot record game" in str(result.exception)
+    assert "replays: cannot create the replay folders" in str(result.exception)
     assert (res / "replays").read_text() == "not a folder\n"
 
 
