@@ -274,6 +274,8 @@ class _Session:
                 dashboard_address=None,
                 silence_logs=logging.ERROR,
             )
+        except Exception as exc:  # noqa: BLE001 - Dask's own errors, told as the run's
+            raise ArenaError(f"--cluster {self.target}: cannot start {n} local Dask worker process(es): {exc}") from None
         finally:
             signal.signal(signal.SIGINT, previous)
 
@@ -290,7 +292,8 @@ class _Session:
             time.sleep(0.5)
 
     def _check_workers(self, address: str) -> ClusterInfo:
-        workers = self.client.scheduler_info()["workers"]
+        scheduler = self.client.scheduler_info()
+        workers = scheduler["workers"]
         facts = self.client.run(_worker_facts(), on_error="return")
         wrong = []
         for addr in sorted(workers):
@@ -325,8 +328,9 @@ class _Session:
                 WorkerInfo(addr, seats, w["nthreads"], facts[addr]["cores"], min(w["nthreads"], int(seats // per_game)))
             )
         dashboard = None
-        with contextlib.suppress(Exception):
-            dashboard = self.client.dashboard_link if self.target.address else None
+        if self.target.address is not None and "dashboard" in (scheduler.get("services") or {}):
+            with contextlib.suppress(Exception):
+                dashboard = self.client.dashboard_link
         return ClusterInfo(
             target=str(self.target),
             scheduler=address,
@@ -408,6 +412,7 @@ class _Session:
                 try:
                     first = finished.get(timeout=0.2)
                 except queue.Empty:
+                    self._check_connected(info)
                     continue
                 batch = [first]
                 while True:
@@ -427,6 +432,8 @@ class _Session:
                                 results[f] = f.result()
                             except Exception as exc:  # noqa: BLE001 - counted as a failure of the game
                                 results[f] = exc
+                if any(f.status == "cancelled" for f in batch):
+                    self._check_connected(info)  # we cancel nothing ourselves before stopping
                 for f in batch:
                     item = pending.pop(f)
                     outcome: Any = results.get(f)
@@ -449,6 +456,15 @@ class _Session:
             if pending:
                 with contextlib.suppress(Exception):
                     client.cancel(list(pending))
+
+    def _check_connected(self, info: ClusterInfo) -> None:
+        """Raise if the client gave up on the scheduler (Dask tries to reconnect for a
+        while first): the games sent are lost, the finished ones are in the store."""
+        if self.client.status in ("closing", "closed"):
+            raise ArenaError(
+                f"lost the Dask scheduler at {info.scheduler} ({self.done} games of {self.summary.total} are in the "
+                "store); once it is back, run the same command again to play the rest"
+            )
 
     def deliver(self, item: _Pending, record: GameRecord) -> None:
         if item.gid in self.delivered:
