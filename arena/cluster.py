@@ -225,7 +225,7 @@ class _Session:
     def run(self) -> None:
         try:
             info = self.open()
-            if self.stop.is_set():
+            if info is None or self.stop.is_set():
                 return
             window = self.run_.s.jobs or 2 * info.slots  # a queue on each worker: no idle gap
             plan = replace(self.plan, jobs=min(window, info.slots))
@@ -237,7 +237,8 @@ class _Session:
         finally:
             self.close()
 
-    def open(self) -> ClusterInfo:
+    def open(self) -> ClusterInfo | None:
+        """Start or reach the cluster and check its workers (None: stopped meanwhile)."""
         from distributed import Client
 
         if self.target.address is None:
@@ -254,6 +255,8 @@ class _Session:
                     "and is its port open to this machine?"
                 ) from None
             self._wait_for_workers(address)
+            if self.stop.is_set():
+                return None
         return self._check_workers(address)
 
     def _start_local_cluster(self) -> Any:
@@ -294,7 +297,9 @@ class _Session:
     def _check_workers(self, address: str) -> ClusterInfo:
         scheduler = self.client.scheduler_info()
         workers = scheduler["workers"]
-        facts = self.client.run(_worker_facts(), on_error="return")
+        if not workers:
+            raise ArenaError(f"Dask scheduler at {address}: its workers left before the first game")
+        facts = self.client.run(_worker_facts(), workers=list(workers), on_error="return")
         wrong = []
         for addr in sorted(workers):
             fact = facts.get(addr)
