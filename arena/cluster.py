@@ -378,7 +378,6 @@ class _Session:
         resources = {"seats": info.seats_per_game}
         finished: queue.SimpleQueue[Any] = queue.SimpleQueue()
         pending: dict[Any, _Pending] = {}
-        attempts: dict[str, int] = {}
         base_job = {
             "players": self.config.players,
             "variant": self.config.variant.value,
@@ -392,10 +391,9 @@ class _Session:
         def submit(item: _Pending) -> None:
             names = list(dict.fromkeys(item.game.seats))
             job = {**base_job, "game_id": item.gid, "seed": item.game.seed, "seats": list(item.game.seats), "bundles": names}
-            attempt = attempts[item.gid] = attempts.get(item.gid, 0) + 1
             future = client.submit(
                 run_game, job, *[bundles[n] for n in names],
-                key=f"arena-game-{item.gid}-{self.token}-{attempt}", resources=resources, pure=False,
+                key=f"arena-game-{item.gid}-{self.token}-{len(item.failures) + 1}", resources=resources, pure=False,
             )
             pending[future] = item
             future.add_done_callback(finished.put)
@@ -446,10 +444,11 @@ class _Session:
                         outcome = f.exception() if f.status == "error" else RuntimeError(f"the task was {f.status}")
                     if isinstance(outcome, bytes):
                         try:
-                            self.deliver(item, decode_record(outcome))
+                            record = decode_record(outcome)
                         except Exception as exc:  # noqa: BLE001 - a worker's output we cannot read
                             outcome = RuntimeError(f"unreadable result from the worker: {exc}")
                         else:
+                            self.deliver(item, record)
                             continue
                     item.failures.append(_describe(outcome))
                     if isinstance(outcome, KilledWorker) or len(item.failures) >= MAX_FAILURES:
