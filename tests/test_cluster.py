@@ -234,7 +234,9 @@ def test_a_worker_killed_mid_game_still_yields_every_game_exactly_once(
     marker = tmp_path / "crashed"
     monkeypatch.setenv(CRASH_ENV, f"{marker}:2")  # the first worker to start its 3rd game dies in it
     res = tmp_path / "res"
-    doc = run_cli("--bots", str(bots), "--results", str(res), *ARGS, "--cluster", "local:2")
+    config = tmp_path / "arena.toml"
+    config.write_text('[run]\ncluster = "local:2"\n')  # the config file's key, this time
+    doc = run_cli("--bots", str(bots), "--results", str(res), *ARGS, "--config", str(config))
     assert marker.is_file(), "no worker was killed"
     assert doc["run"]["played"] == GAMES and doc["run"]["void"] == 0
     assert stored_games(res) == games  # each id once (the primary key), all complete
