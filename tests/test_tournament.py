@@ -329,3 +329,15 @@ def test_ratings_are_kept_per_format_and_the_leaderboard_picks_the_format(tmp_pa
     # Dummy games store the two bot seats only.
     with open_store(res) as store:
         assert all(len(g.seats) == 2 for g in store.games(two["tournament"]))
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="the C example bot needs cc")
+def test_relative_folders_work_for_bots_with_a_build_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's command: `arena run --bots example_bots/` with the default, relative
+    results folder, where the C bot is built (in the sandbox) from a relative cache path."""
+    make_bots(tmp_path / "bots", ("random", "c-greedy"))
+    monkeypatch.chdir(tmp_path)
+    doc = run_cli("--bots", "bots", "--results", "res", "--players", "2")
+    assert doc["skipped"] == []
+    assert {r["bot"] for r in doc["rows"]} == {"random", "c-greedy"}
+    assert (tmp_path / "res" / "build").is_dir()

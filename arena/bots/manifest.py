@@ -206,7 +206,9 @@ def prepare_bot(manifest: BotManifest, cache_dir: Path, sandbox: SandboxSettings
         cwd = manifest.path if manifest.is_folder else manifest.path.parent
         policy = sandbox.for_bot(manifest.path, manifest.limits) if sandbox is not None else None
         return BotSpec(name=manifest.name, argv=manifest.run, cwd=cwd, env=_env(manifest, sandboxed=sandboxed), sandbox=policy)
-    base = cache_dir / f"{manifest.name}-{manifest.content_hash}"
+    # Absolute: the build and the bot run in another working folder (and, sandboxed,
+    # another mount namespace), where a relative cache path means nothing.
+    base = cache_dir.resolve() / f"{manifest.name}-{manifest.content_hash}"
     work = base / "src"
     done = base / "built.ok"
     log = base / "build.log"
