@@ -4,6 +4,7 @@ the work; output formats (tables, --json) stay apart from computing."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -30,8 +31,12 @@ bench_app = typer.Typer(
 )
 app.add_typer(bench_app, name="bench")
 
-out = Console()
-err = Console(stderr=True)
+# Piped or redirected output has no terminal width to follow: use a wide one rather
+# than rich's 80 columns, so that tables keep every column and lines stay whole
+# (COLUMNS, when set, still wins).
+_PIPE_WIDTH = None if os.environ.get("COLUMNS") else 132
+out = Console(width=None if sys.stdout.isatty() else _PIPE_WIDTH)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else _PIPE_WIDTH)
 
 
 def _version(value: bool) -> None:
