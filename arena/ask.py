@@ -24,6 +24,7 @@ import trio
 from arena.acts import build_act
 from arena.bots import BotError
 from arena.bots.manifest import find_bot, prepare_bot
+from arena.bots.sandbox import SandboxSettings
 from arena.engine import (
     RULES_VERSION,
     GameConfig,
@@ -36,6 +37,7 @@ from arena.engine import (
     new_game,
 )
 from arena.errors import ArenaError
+from arena.play import run_interruptible
 from arena.referee import BotFault, TimeSettings, game_start_message, open_pool
 from arena.replay import ActionRecord, Replay, ReplayError, read_replay
 from protocol import Act, Action, LastAction, Ready
@@ -230,10 +232,13 @@ def ask_bot(
     *,
     build_cache: Path,
     no_timeout: bool = False,
+    sandbox: SandboxSettings | None = None,
 ) -> AskReport:
     """Start the bot at ``bot_path``, greet it, start the recorded game for ``seat``, send
     it the act of turn ``rnd.turn`` and check its answer. A bot that cannot start or get
-    ready is an :class:`ArenaError`; a bad answer is reported, not raised."""
+    ready is an :class:`ArenaError`; a bad answer is reported, not raised. ``sandbox``
+    confines the bot (and its build step) as in a game; None: not at all. SIGINT or
+    SIGTERM stops the bot and raises KeyboardInterrupt."""
     try:
         replay = read_replay(file)
     except ReplayError as exc:
@@ -241,7 +246,7 @@ def ask_bot(
     position = rebuild_position(replay, seat, rnd, turn, name=str(file))
     try:
         manifest = find_bot(bot_path)
-        spec = prepare_bot(manifest, build_cache)
+        spec = prepare_bot(manifest, build_cache, sandbox)
     except BotError as exc:
         raise ArenaError(str(exc)) from None
     ts = position.time_settings
@@ -294,7 +299,7 @@ def ask_bot(
             kinds=list(replay.cards),
         )
 
-    return trio.run(run)
+    return run_interruptible(run)
 
 
 def _check(position: Position, answer: Action) -> tuple[str, str]:

@@ -261,8 +261,9 @@ def play_command(
     try:
         with err.status("playing…", spinner="dots") if spinner else nullcontext():
             outcome = play_one(bots, config, seed, ts, replay_path=None, build_cache=results / "build", sandbox=confined)
-    except KeyboardInterrupt:
-        err.print("interrupted: the game was not finished and no replay was written", highlight=False)
+    except KeyboardInterrupt as exc:
+        by = f" by {exc}" if str(exc) else ""
+        err.print(f"interrupted{by}: every bot was stopped; the game was not finished and no replay was written", highlight=False)
         raise typer.Exit(130) from None
     path = replay or results / "play" / f"{outcome.record.game_id}.json.gz"
     from arena.replay import write_replay
@@ -301,6 +302,7 @@ def replay_command(
         Path | None,
         typer.Option("--html", help="Write the game as one self-contained HTML page (the report's viewer) to OUT.", metavar="OUT"),
     ] = None,
+    sandbox: SandboxOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Show a recorded game turn by turn: hands, plays, tableaus, scores and faults;
@@ -314,7 +316,15 @@ def replay_command(
         if seat is None or turn is None:
             raise ArenaError("--ask needs --seat S and --turn ROUND.TURN: the seat and the turn whose act to send")
         rnd, turn_no = parse_turn(turn)
-        report = ask_bot(file, ask, seat, rnd, turn_no, build_cache=Path("results") / "build", no_timeout=no_timeout)
+        try:
+            report = ask_bot(
+                file, ask, seat, rnd, turn_no, build_cache=Path("results") / "build", no_timeout=no_timeout,
+                sandbox=sandbox_settings(sandbox),
+            )
+        except KeyboardInterrupt as exc:
+            by = f" by {exc}" if str(exc) else ""
+            err.print(f"interrupted{by}: the bot was stopped before it answered", highlight=False)
+            raise typer.Exit(130) from None
         if json_output:
             print(json.dumps(report.to_dict()))
         else:
@@ -322,8 +332,8 @@ def replay_command(
         if not report.legal:
             raise typer.Exit(1)
         return
-    if seat is not None or no_timeout:
-        raise ArenaError("--seat and --no-timeout go with --ask BOT")
+    if seat is not None or no_timeout or sandbox is not None:
+        raise ArenaError("--seat, --no-timeout and --sandbox go with --ask BOT")
     only = _parse_turn(turn)
     try:
         rep = read_replay(file)

@@ -3,9 +3,12 @@ and bots."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import signal
+import threading
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import trio
 
@@ -18,11 +21,43 @@ from arena.human import HUMAN, find_terminal, human_spec
 from arena.referee import GameRecord, TimeSettings, open_pool, play_game
 from arena.replay import write_replay
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True, slots=True)
 class PlayOutcome:
     record: GameRecord
     replay_path: Path | None
+
+
+def run_interruptible(main: Callable[[], Awaitable[T]]) -> T:
+    """``trio.run(main)``, where SIGINT (Ctrl-C) or SIGTERM cancels ``main`` (its bot pool
+    ends every bot process as it closes) and then raises KeyboardInterrupt. Off the main
+    thread, where signals cannot be received, it is plain ``trio.run``."""
+    if threading.current_thread() is not threading.main_thread():
+        return trio.run(main)
+    got: list[int] = []
+
+    async def watched() -> T | None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+
+                async def watch() -> None:
+                    async for signum in signals:
+                        got.append(signum)
+                        nursery.cancel_scope.cancel()
+                        return
+
+                nursery.start_soon(watch)
+                value = await main()
+                nursery.cancel_scope.cancel()
+                return value
+        return None
+
+    value = trio.run(watched)
+    if got:
+        raise KeyboardInterrupt(signal.Signals(got[0]).name)
+    return value  # type: ignore[return-value]
 
 
 def load_bots(paths: Sequence[Path]) -> list[BotManifest]:
@@ -84,14 +119,14 @@ def play_one(
         except BotError as exc:
             raise ArenaError(str(exc)) from None
 
-    async def run() -> GameRecord:
+    async def game() -> GameRecord:
         async with open_pool() as pool:
             players = [
                 pool.player(s.spec, version=s.version, content_hash=s.content_hash, untimed=s.untimed) for s in seats
             ]
             return await play_game(players, config, seed, time_settings=time_settings)
 
-    record = trio.run(run)
+    record = run_interruptible(game)
     if replay_path is not None:
         write_replay(replay_path, record.replay)
     return PlayOutcome(record, replay_path)

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from arena.ask import rebuild_position
 from arena.bots import BotSpec
+from arena.bots.sandbox import strict_support
 from arena.cli import app
 from arena.engine import GameConfig
 from arena.errors import ArenaError
@@ -109,8 +110,29 @@ def game(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def ask(game: Path, bot: Path | str, *args: str):  # noqa: ANN201
-    return runner.invoke(app, ["replay", str(game), "--ask", str(bot), *args])
+def ask(game: Path, bot: Path | str, *args: str, sandbox: str = "limits"):  # noqa: ANN201
+    """`arena replay GAME --ask BOT ARGS`; the test bots' program lives outside their
+    folder, which only the strict sandbox hides, so they run at ``limits``."""
+    return runner.invoke(app, ["replay", str(game), "--ask", str(bot), *args, "--sandbox", sandbox])
+
+
+@pytest.mark.skipif(not strict_support().ok, reason="strict sandbox unavailable")
+def test_ask_runs_the_bot_in_the_sandbox_strict_by_default(game: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["replay", str(game), "--ask", str(GREEDY), "--seat", "1", "--turn", "2.3", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["status"] == "ok"
+    # A bot whose program is outside its own folder cannot reach it under strict.
+    outside = _folder_bot(tmp_path, "outside")
+    result = runner.invoke(app, ["replay", str(game), "--ask", str(outside), "--seat", "1", "--turn", "2.3"])
+    assert isinstance(result.exception, ArenaError)
+    assert "No such file or directory" in str(result.exception)
+
+
+def test_sandbox_goes_with_ask(game: Path) -> None:
+    result = runner.invoke(app, ["replay", str(game), "--sandbox", "limits"])
+    assert isinstance(result.exception, ArenaError)
+    assert "--sandbox go with --ask BOT" in str(result.exception)
 
 
 def test_greedy_answers_legally_and_is_timed(game: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -486,3 +486,94 @@ def test_sigkill_of_the_arena_leaves_no_strict_bot_running(tmp_path: Path) -> No
     while processes_in(bots) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert processes_in(bots) == []
+
+
+# -- the arena itself under signals -------------------------------------------------------------
+
+def _signal_bots(folder: Path) -> list[Path]:
+    """Three bots that make stopping hard: one hangs mid-game, one double-forks a setsid'd
+    grandchild that ignores SIGTERM, one ignores SIGTERM and shutdown."""
+    return [
+        make_hostile(folder, "sleepy", "hang", 2),
+        make_hostile(folder, "forky", "double_fork", 1),
+        make_hostile(folder, "stubborn", "ignore_term", 1),
+    ]
+
+
+SIGNAL_CASES = [
+    ("run", signal.SIGINT, "strict"),
+    ("run", signal.SIGTERM, "strict"),
+    ("run", signal.SIGTERM, "limits"),
+    ("play", signal.SIGINT, "strict"),
+    ("play", signal.SIGTERM, "strict"),
+    ("play", signal.SIGTERM, "limits"),
+]
+
+
+@pytest.mark.parametrize(("command", "signum", "level"), SIGNAL_CASES, ids=[f"{c}-{s.name}-{lv}" for c, s, lv in SIGNAL_CASES])
+def test_a_signal_to_the_arena_ends_every_bot_and_says_so(tmp_path: Path, command: str, signum: signal.Signals, level: str) -> None:
+    """SIGINT (Ctrl-C) or SIGTERM to a running `arena run` or `arena play`, while a game
+    waits on a hung bot: every bot process (grandchildren too) is gone within seconds,
+    and the arena exits 130 with a clear message."""
+    if level == "strict" and not STRICT.ok:
+        pytest.skip(f"strict sandbox unavailable: {STRICT.missing}")
+    if level == "limits" and not _cgroup.support().unified:
+        pytest.skip("no cgroup v2 hierarchy: a setsid'd grandchild escapes the whole-tree kill at limits")
+    bots = tmp_path / "bots"
+    paths = _signal_bots(bots)
+    timing = ["--turn-ms", "60000", "--bank-ms", "0", "--sandbox", level]
+    if command == "run":
+        argv = ["run", "--bots", str(bots), "--results", str(tmp_path / "results"), "--players", "3", "--no-report", *timing]
+    else:
+        argv = ["play", *map(str, paths), *timing]
+    proc = subprocess.Popen([sys.executable, "-m", "arena", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        # Wait until the game is under way: every bot and the grandchild are running.
+        deadline = time.monotonic() + 30
+        while len(processes_in(bots)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        running = processes_in(bots)
+        assert len(running) >= 4, running
+        time.sleep(0.3)  # the hung bot is now being waited on
+        sent = time.monotonic()
+        proc.send_signal(signum)
+        while processes_in(bots) and time.monotonic() < sent + 10:
+            time.sleep(0.01)
+        gone_s = time.monotonic() - sent
+        left = processes_in(bots)
+        _, err = proc.communicate(timeout=20)
+        exited_s = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    print(f"{command} {signum.name} {level}: last bot gone {gone_s * 1000:.0f} ms, arena exited {exited_s * 1000:.0f} ms after the signal")
+    assert left == []
+    assert gone_s < 5, f"bots still running {gone_s:.1f} s after {signum.name}"
+    text = " ".join(err.decode(errors="replace").split())  # as one line, however the console wrapped it
+    assert proc.returncode == 130, text[-2000:]
+    assert "interrupted" in text
+    if command == "run":
+        assert "run the same command again to play the rest" in text
+    else:
+        assert f"interrupted by {signum.name}: every bot was stopped" in text
+
+
+@needs_strict
+def test_sigkill_of_a_tournament_leaves_no_strict_bot_running(tmp_path: Path) -> None:
+    bots = tmp_path / "bots"
+    _signal_bots(bots)
+    argv = ["run", "--bots", str(bots), "--results", str(tmp_path / "results"), "--players", "3", "--no-report",
+            "--turn-ms", "60000", "--bank-ms", "0", "--sandbox", "strict"]
+    proc = subprocess.Popen([sys.executable, "-m", "arena", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    deadline = time.monotonic() + 30
+    while len(processes_in(bots)) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(processes_in(bots)) >= 4
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    while processes_in(bots) and time.monotonic() < sent + 10:
+        time.sleep(0.01)
+    print(f"run SIGKILL strict: last bot gone {(time.monotonic() - sent) * 1000:.0f} ms after the signal")
+    assert processes_in(bots) == []
