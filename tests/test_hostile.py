@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -26,7 +27,13 @@ import trio
 
 from arena.bots import _cgroup
 from arena.bots.manifest import find_bot, prepare_bot
-from arena.bots.sandbox import DEFAULT_LIMITS, Level, SandboxSettings, strict_support
+from arena.bots.sandbox import (
+    DEFAULT_LIMITS,
+    Level,
+    SandboxSettings,
+    strict_support,
+    sweep_stale_temps,
+)
 from arena.engine import GameConfig
 from arena.referee import DEFAULT_TIME, open_pool, play_game
 from arena.replay import read_replay
@@ -577,3 +584,36 @@ def test_sigkill_of_a_tournament_leaves_no_strict_bot_running(tmp_path: Path) ->
         time.sleep(0.01)
     print(f"run SIGKILL strict: last bot gone {(time.monotonic() - sent) * 1000:.0f} ms after the signal")
     assert processes_in(bots) == []
+
+
+def test_sigkill_at_limits_leaves_temp_folders_that_the_next_start_sweeps(tmp_path: Path) -> None:
+    """A SIGKILLed arena cannot remove its limits-level bots' private temp folders; they
+    carry its pid, so the next start of a limits bot removes them once that pid is gone,
+    and leaves the folders of arenas still running alone."""
+    bots = tmp_path / "bots"
+    a = make_hostile(bots, "sleepy", "hang", 2)
+    b = make_hostile(bots, "player", "hang", 99)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "play", str(a), str(b), "--sandbox", "limits", "--no-timeout"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path,
+    )
+    temp = Path(tempfile.gettempdir())
+    deadline = time.monotonic() + 20
+    while len(list(temp.glob(f"sushigo-bot-{proc.pid}-*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = sorted(temp.glob(f"sushigo-bot-{proc.pid}-*"))
+    assert [p.name.split("-")[3] for p in left] == ["player", "sleepy"], left
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while processes_in(bots) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(p.is_dir() for p in left)  # left behind by the killed arena
+    alive = Path(tempfile.mkdtemp(prefix=f"sushigo-bot-{os.getpid()}-mine-"))
+    try:
+        removed = sweep_stale_temps(force=True)
+        assert set(left) <= set(removed)
+        assert not any(p.exists() for p in left)
+        assert alive.is_dir()
+    finally:
+        shutil.rmtree(alive)

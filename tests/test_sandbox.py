@@ -119,7 +119,7 @@ def test_limits_without_cgroups_caps_memory_and_ends_a_double_forked_tree(tmp_pa
     assert [f for f in record.replay.faults if f.seat == 1] == []
     assert record.replay.usage[1].cpu_ms is not None and record.replay.usage[1].sandbox == "limits"
     assert in_folder(bots) == []
-    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("sushigo-bot-hog-*"))  # its temp folder is gone
+    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("sushigo-bot-*-hog-*"))  # its temp folder is gone
 
 
 @needs_strict

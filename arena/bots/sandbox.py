@@ -493,7 +493,8 @@ class Jail:
                 argv = _strict_argv(support, sandbox, cwd, argv, uid=self._uid, env=env)
                 self.wrapped = True
             elif self.level is Level.LIMITS:
-                self._temp = Path(tempfile.mkdtemp(prefix=f"sushigo-bot-{_safe(name)}-"))
+                sweep_stale_temps()
+                self._temp = Path(tempfile.mkdtemp(prefix=f"{_TEMP_PREFIX}{os.getpid()}-{_safe(name)}-"))
                 env["HOME"] = env["TMPDIR"] = str(self._temp)
         except BaseException:
             self.close()
@@ -644,6 +645,44 @@ class Jail:
         if self._uid is not None:
             _UIDS.give_back(self._uid)
             self._uid = None
+
+
+#: A limits-level bot's private temp folder: ``sushigo-bot-<arena pid>-<bot>-<random>``.
+_TEMP_PREFIX = "sushigo-bot-"
+_swept = False
+
+
+def sweep_stale_temps(folder: Path | None = None, *, force: bool = False) -> list[Path]:
+    """Remove the bots' temp folders left by arenas that are gone (killed before they
+    could clean up), once per process (``force``: again); returns what was removed. A
+    folder whose arena still runs, or whose name has no arena pid, is left alone."""
+    global _swept
+    if _swept and not force:
+        return []
+    _swept = True
+    removed = []
+    base = folder or Path(tempfile.gettempdir())
+    with contextlib.suppress(OSError):
+        for old in base.glob(f"{_TEMP_PREFIX}*"):
+            pid = old.name[len(_TEMP_PREFIX) :].split("-", 1)[0]
+            if not pid.isdigit() or _alive(int(pid)) or not old.is_dir():
+                continue
+            shutil.rmtree(old, ignore_errors=True)
+            if not old.exists():
+                removed.append(old)
+    if removed:
+        log.info("removed %d stale bot temp folder(s) of arenas that are gone", len(removed))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def _safe(name: str) -> str:
