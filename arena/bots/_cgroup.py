@@ -106,8 +106,9 @@ def _folder(mount: Path, root: str, own: str) -> Path | None:
 
 
 def _sweep(folder: Path) -> None:
-    """Remove the empty groups of arena processes that are gone (killed before they
-    could clean up); a group that still holds a process is left alone."""
+    """Remove the groups of arena processes that are gone (killed before they could
+    clean up), ending first what is left in them: bots of that arena that outlived it
+    (at the limits level, a setsid'd grandchild escapes the parent-death signal)."""
     with contextlib.suppress(OSError):
         for old in folder.glob("sushigo-arena-*"):
             pid = old.name.rsplit("-", 1)[-1]
@@ -115,10 +116,34 @@ def _sweep(folder: Path) -> None:
                 continue
             for child in old.iterdir():
                 if child.is_dir():
+                    _end_stale(child)
                     with contextlib.suppress(OSError):
                         child.rmdir()
             with contextlib.suppress(OSError):
                 old.rmdir()
+
+
+def _stale_pids(group: Path) -> list[int]:
+    try:
+        return [int(p) for p in (group / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _end_stale(group: Path, wait_s: float = 1.0) -> None:
+    """SIGKILL the processes left in a gone arena's bot group, and wait (a little) until
+    they are gone."""
+    pids = _stale_pids(group)
+    if not pids:
+        return
+    log.info("ending %d process(es) left in %s by an arena that is gone", len(pids), group)
+    if not _write(group / "cgroup.kill", "1"):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + wait_s
+    while _stale_pids(group) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _writable_parent(folder: Path) -> Path | None:
