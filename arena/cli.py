@@ -262,8 +262,8 @@ def play_command(
         with err.status("playing…", spinner="dots") if spinner else nullcontext():
             outcome = play_one(bots, config, seed, ts, replay_path=None, build_cache=results / "build", sandbox=confined)
     except KeyboardInterrupt as exc:
-        by = f" by {exc}" if str(exc) else ""
-        err.print(f"interrupted{by}: every bot was stopped; the game was not finished and no replay was written", highlight=False)
+        by = f" ({exc})" if str(exc) else ""
+        err.print(f"interrupted: the game was not finished and no replay was written; every bot was stopped{by}", highlight=False)
         raise typer.Exit(130) from None
     path = replay or results / "play" / f"{outcome.record.game_id}.json.gz"
     from arena.replay import write_replay
@@ -322,8 +322,8 @@ def replay_command(
                 sandbox=sandbox_settings(sandbox),
             )
         except KeyboardInterrupt as exc:
-            by = f" by {exc}" if str(exc) else ""
-            err.print(f"interrupted{by}: the bot was stopped before it answered", highlight=False)
+            by = f" ({exc})" if str(exc) else ""
+            err.print(f"interrupted: the bot was stopped before it answered{by}", highlight=False)
             raise typer.Exit(130) from None
         if json_output:
             print(json.dumps(report.to_dict()))

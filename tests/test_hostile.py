@@ -562,7 +562,7 @@ def test_a_signal_to_the_arena_ends_every_bot_and_says_so(tmp_path: Path, comman
     if command == "run":
         assert "run the same command again to play the rest" in text
     else:
-        assert f"interrupted by {signum.name}: every bot was stopped" in text
+        assert f"interrupted: the game was not finished and no replay was written; every bot was stopped ({signum.name})" in text
 
 
 @needs_strict
