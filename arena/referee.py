@@ -266,8 +266,11 @@ class Player:
         return self._take_id()
 
     async def send(self, message: Any, deadline_s: float) -> float:
-        """Write one message; returns the monotonic time it was fully written."""
+        """Write one message; returns the monotonic time the write began. (A write that
+        wakes the bot may return only after the bot has read the message and answered:
+        timing from the end of the write would under-count the bot's time.)"""
         data = encode_line(message)
+        began = trio.current_time()
         try:
             with trio.fail_after(deadline_s) if math.isfinite(deadline_s) else contextlib.nullcontext():
                 await self._proc.send(data)
@@ -277,7 +280,7 @@ class Player:
         except BotError as exc:
             self.needs_restart = True
             raise BotFault("crash", f"{exc}") from None
-        return trio.current_time()
+        return began
 
     async def receive(self, request_id: int, expected: type, deadline: float) -> Any:
         """Read lines until the reply to ``request_id`` arrives or ``deadline`` (absolute,

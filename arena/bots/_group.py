@@ -159,11 +159,14 @@ class BotGroup:
             try:
                 if bot not in watched:
                     self._watch_bot(bot)
+                # The clock is read before the write: a write that wakes the bot may
+                # return only after the bot has read the request and answered, and a
+                # timestamp taken then would under-count the bot's time.
+                t = now()
                 written = bot.try_send(q.data)
             except BotCrashed as exc:
                 results[index] = exc
                 continue
-            t = now()
             if written == len(q.data):
                 q._sent_at = t
                 q._deadline = t + q.timeout_s
@@ -279,6 +282,7 @@ class BotGroup:
     def _write(self, q: Question, fd: int, active: dict[BotProcess, Question], later: list[Question]) -> None:
         rest = q._rest
         assert rest is not None
+        t = trio.current_time()  # before the write that completes the request (see _exchange)
         written = q.bot.try_send(rest)
         if written is None:
             self._defer(q, active, later)
@@ -288,7 +292,7 @@ class BotGroup:
             return
         q._rest = None
         self._unwatch_fd(fd)
-        q._sent_at = t = trio.current_time()
+        q._sent_at = t
         q._deadline = t + q.timeout_s
         if q.bot not in self._watched:
             self._watch_bot(q.bot)
