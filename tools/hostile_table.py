@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import threading
@@ -64,7 +65,8 @@ class Behaviour:
     strict_only: bool = False
 
 
-def behaviours(base: Path) -> list[Behaviour]:
+def behaviours(base: Path, port: int) -> list[Behaviour]:
+    """``port``: a TCP listener on 127.0.0.1 for the network bot to try."""
     outside = base / "outside"
     return [
         Behaviour("never answers hello", "hang", 0),
@@ -93,7 +95,7 @@ def behaviours(base: Path) -> list[Behaviour]:
         Behaviour("spins the CPU after replying (0.5 s/game)", "cpu_spin", 1, limits={"cpu_s": 0.5}),
         Behaviour("writes a huge file (tmp 8 MB)", "huge_file", 1, (str(outside / "planted"),), {"tmp_mb": 8}),
         Behaviour("opens thousands of files (cap 64)", "many_fds", 1, limits={"open_files": 64}),
-        Behaviour("TCP to 127.0.0.1 and DNS", "network", 1, ("9",)),
+        Behaviour("TCP to 127.0.0.1 and DNS", "network", 1, (str(port),)),
         Behaviour("reads another bot's folder", "snoop", 1, (str(base / "bots" / "greedy"),)),
         Behaviour("kills its parent, kill(-1)", "kill_parent", 1, strict_only=True),
     ]
@@ -253,12 +255,14 @@ def main() -> None:
         print(f"warning: {warning}", file=sys.stderr)
     rows = []
     marks = _turn_clock()
-    with tempfile.TemporaryDirectory(prefix="hostile-table-") as tmp:
+    listener = socket.create_server(("127.0.0.1", 0))  # so a refused connection means blocked
+    port = listener.getsockname()[1]
+    with listener, tempfile.TemporaryDirectory(prefix="hostile-table-") as tmp:
         base = Path(tmp)
         (base / "outside").mkdir()
         shutil.copytree(GREEDY, base / "bots" / "greedy", ignore=shutil.ignore_patterns("__pycache__"))
         only = {m for m in args.only.split(",") if m}
-        for b in behaviours(base):
+        for b in behaviours(base, port):
             if only and b.mode not in only:
                 continue
             if b.strict_only and level is not Level.STRICT:
