@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import trio
 
-from arena.bots import BotError, BotSpec
+from arena.bots import BotError, BotSpec, lone_errors_unwrapped
 from arena.bots.manifest import BotManifest, find_bot, prepare_bot
 from arena.bots.sandbox import SandboxSettings
 from arena.engine import GameConfig
@@ -39,7 +39,9 @@ def run_interruptible(main: Callable[[], Awaitable[T]]) -> T:
     got: list[int] = []
 
     async def watched() -> T | None:
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        # lone_errors_unwrapped: main()'s own error (an ArenaError...) comes out as
+        # itself, not inside the group a nursery makes of it (trio >= 0.25).
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals, lone_errors_unwrapped():
             async with trio.open_nursery() as nursery:
 
                 async def watch() -> None:
