@@ -118,6 +118,11 @@ class BotFault(Exception):
         self.message = message
 
 
+#: Seconds an interrupted pool gives a bot to exit by itself after stdin closes, then
+#: after SIGTERM, before SIGKILL (a run's normal end gives 0.5 and 0.5).
+HURRIED_GRACES = (0.1, 0.2)
+
+
 class PlayerPool:
     """Owns the bot processes of a run. A process lives in a task of the pool's
     nursery (trio ties a process's helper tasks to the task that opened it), so
@@ -129,6 +134,12 @@ class PlayerPool:
     def __init__(self, nursery: trio.Nursery) -> None:
         self.nursery = nursery
         self.players: list[Player] = []
+        self.hurried = False
+
+    def hurry(self) -> None:
+        """Interrupted (Ctrl-C, SIGTERM, an error): from now on every bot is ended at
+        once, with :data:`HURRIED_GRACES` instead of the polite ones of a run's end."""
+        self.hurried = True
 
     def player(
         self,
@@ -167,6 +178,9 @@ async def open_pool() -> AsyncIterator[PlayerPool]:
             pool = PlayerPool(nursery)
             try:
                 yield pool
+            except BaseException:
+                pool.hurry()  # cancelled or failing: no time for politeness
+                raise
             finally:
                 await pool.aclose()
                 nursery.cancel_scope.cancel()
@@ -346,7 +360,7 @@ class Player:
     async def shutdown(self, reason: str = "") -> None:
         """Ask the bot to exit, then end its process tree (grace, SIGTERM, SIGKILL)."""
         if self._proc is not None and self.running:
-            with contextlib.suppress(BotError, trio.TooSlowError), trio.fail_after(0.5):
+            with contextlib.suppress(BotError, trio.TooSlowError), trio.fail_after(0.1 if self.pool.hurried else 0.5):
                 await self._proc.send(encode_line(Shutdown(id=self._take_id(), reason=reason)))
         await self.close()
 
@@ -356,7 +370,15 @@ class Player:
         try:
             async with open_bot(self.spec) as proc:
                 task_status.started(proc)
-                await release.wait()
+                try:
+                    await release.wait()
+                except trio.Cancelled:
+                    self.pool.hurry()  # the pool itself is cancelled: an interrupt
+                    raise
+                finally:
+                    if self.pool.hurried:  # else the polite graces, as the block ends
+                        grace, term_grace = HURRIED_GRACES
+                        await proc.aclose(grace, term_grace=term_grace)
         finally:
             ended.set()
 

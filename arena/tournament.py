@@ -481,16 +481,17 @@ class _Run:
                 self.rep.game_done(game, record, done, summary.total)
 
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._watch_signals, nursery.cancel_scope, summary)
+            nursery.start_soon(self._watch_signals, nursery.cancel_scope, summary, pool)
             async with trio.open_nursery() as games:
                 for _ in range(jobs):
                     games.start_soon(worker)
             nursery.cancel_scope.cancel()  # all played: stop watching signals
 
-    async def _watch_signals(self, scope: trio.CancelScope, summary: RunSummary) -> None:
+    async def _watch_signals(self, scope: trio.CancelScope, summary: RunSummary, pool: PlayerPool) -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for _ in signals:
                 summary.interrupted = True
+                pool.hurry()  # every bot ends at once, not with a run's polite graces
                 scope.cancel()
                 return
 
