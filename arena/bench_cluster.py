@@ -28,8 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.bench_referee import compile_instant_bot
-from arena.bench_tournament import BOTS, GAMES_PER_DEAL, PLAYERS
+from arena.bench_tournament import BOTS, GAMES_PER_DEAL, PLAYERS, make_instant_bots
 from arena.errors import ArenaError
 from arena.referee import TimeSettings
 from arena.tournament import RunSettings, SilentReporter, run_tournament
@@ -78,13 +77,7 @@ def bench_cluster(deals: int = 1) -> ClusterBench:
     require_dask()
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-cluster-"))
     try:
-        exe = compile_instant_bot(folder)
-        bots = folder / "bots"
-        for i in range(BOTS):
-            d = bots / f"instant{i}"
-            d.mkdir(parents=True)
-            shutil.copy2(exe, d / "instant")
-            (d / "bot.toml").write_text(f'name = "instant{i}"\nversion = "1"\nrun = ["./instant"]\n', encoding="utf-8")
+        bots = make_instant_bots(folder, BOTS)
         clocks: dict[str, _Clock] = {}
         for side, cluster in (("local", None), ("cluster", f"local:{SLOTS}")):
             clock = _Clock()
