@@ -2,13 +2,19 @@
 measured is the arena (schedule, referee, store, replays), not the bots.
 
 Six copies of the instant C bot of :mod:`arena.bench_referee` (each its own bot
-folder, so six distinct bots) play 4-player round-robins into a fresh results folder,
-once with ``--jobs 1`` and once with ``--jobs 2``, in the same run. Reported: games/s
-of each (the play phase only, after every bot's start), the scaling between them, and
-the store's cost: the CPU time of the writer thread (replay encoding and file, database
-transaction) per game and as a share of the arena process's CPU time while the games
-ran. CPU time, not wall time: the writer runs beside the games, and its wall time
-mostly measures waiting for the GIL and the disk, which the games do not wait for.
+folder, so six distinct bots) play 4-player round-robins, each into a fresh results
+folder, in three configurations interleaved over several rounds of the same run (so
+that all three see the same machine load): ``--jobs 1``, ``--jobs 2``, and ``--jobs 2``
+recording nothing (the baseline for the store's cost). Reported, from the play phase
+only (after every bot's start):
+
+- games/s of each, and the scaling from 1 job to 2;
+- ``store_share``: the share of the run's time the store costs, ``1 - (games/s
+  recorded) / (games/s unrecorded)`` with 2 jobs; it is what a user waits for it;
+- the writer thread's CPU per game (replay encoding and file, database transaction),
+  and as a share of the arena process's CPU (``store_cpu_share``): its cost even where
+  a spare core hides it. CPU time, not wall time: the writer runs beside the games, and
+  its wall time mostly measures waiting for the GIL and the disk.
 """
 
 from __future__ import annotations
@@ -32,17 +38,18 @@ GAMES_PER_DEAL = math.comb(BOTS, PLAYERS) * PLAYERS  # every table under every r
 
 @dataclass(frozen=True, slots=True)
 class TournamentBench:
-    games: int  # per jobs setting
+    games: int  # per configuration, over every round
+    rounds: int
     games_per_s: float  # with --jobs 2
     games_per_s_jobs1: float
+    games_per_s_unrecorded: float  # with --jobs 2, recording nothing
     scaling: float  # games/s with 2 jobs ÷ with 1
+    store_share: float  # 1 - recorded ÷ unrecorded games/s, with --jobs 2
     store_ms_per_game: float  # writer CPU ms per game, with --jobs 2
-    store_share: float  # writer CPU ÷ arena CPU during play, with --jobs 2
-    store_share_jobs1: float
+    store_cpu_share: float  # writer CPU ÷ arena CPU during play, with --jobs 2
     store_wall_ms_per_game: float  # the writer's wall time per game (it overlaps the games)
     arena_cpu_ms_per_game: float  # the arena process's CPU per game (referee + writer), --jobs 2
     bots_cpu_ms_per_game: float | None  # the four bots' CPU per game, as the sandbox measured it
-    store_share_of_all: float | None  # writer CPU ÷ (arena CPU + bots' CPU): the store's share of all the work
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -61,46 +68,59 @@ def make_instant_bots(folder: Path, n: int) -> Path:
     return bots
 
 
-def bench_tournament(games: int = 240) -> TournamentBench:
-    """Play about ``games`` 4-player games (whole duplicate sets) with 1 then 2 jobs."""
-    deals = max(1, round(games / GAMES_PER_DEAL))
+def bench_tournament(games: int = 240, rounds: int = 3) -> TournamentBench:
+    """Play about ``games`` 4-player games (whole duplicate sets) in each configuration,
+    split over ``rounds`` interleaved rounds."""
+    deals = max(1, round(games / GAMES_PER_DEAL / rounds))
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-tournament-"))
+    configs = {"jobs1": (1, True), "jobs2": (2, True), "unrecorded": (2, False)}
+    played = dict.fromkeys(configs, 0)
+    seconds = dict.fromkeys(configs, 0.0)
+    cpu = dict.fromkeys(configs, 0.0)
+    store_cpu = dict.fromkeys(configs, 0.0)
+    store_wall = dict.fromkeys(configs, 0.0)
+    bots_cpu: list[float] = []
     try:
         bots = make_instant_bots(folder, BOTS)
-        runs = {}
-        for jobs in (1, 2):
-            settings = RunSettings(
-                bots_dir=bots,
-                results=folder / f"results-{jobs}",
-                players=PLAYERS,
-                deals=deals,
-                jobs=jobs,
-                time=TimeSettings(hello_ms=30_000, turn_ms=10_000, bank_ms=60_000),
-            )
-            summary = run_tournament(settings)
-            if summary.void or summary.played != deals * GAMES_PER_DEAL:
-                raise ArenaError(f"bench tournament: {summary.played} games played, {summary.void} void: {summary.void_reasons[:1]}")
-            runs[jobs] = summary
-            with open_store(settings.results, create=False) as store:
-                measured = [s.cpu_ms for g in store.games() for s in g.seats]
-            bots_cpu = sum(measured) / summary.played if measured and None not in measured else None
+        for r in range(rounds):
+            for key, (jobs, record) in configs.items():
+                settings = RunSettings(
+                    bots_dir=bots,
+                    results=folder / f"results-{key}-{r}",
+                    players=PLAYERS,
+                    deals=deals,
+                    jobs=jobs,
+                    time=TimeSettings(hello_ms=30_000, turn_ms=10_000, bank_ms=60_000),
+                    record=record,
+                )
+                summary = run_tournament(settings)
+                if summary.void or summary.played != deals * GAMES_PER_DEAL:
+                    raise ArenaError(
+                        f"bench tournament: {summary.played} games played, {summary.void} void: {summary.void_reasons[:1]}"
+                    )
+                played[key] += summary.played
+                seconds[key] += summary.play_seconds
+                cpu[key] += summary.play_cpu_seconds
+                store_cpu[key] += summary.store_cpu_seconds
+                store_wall[key] += summary.store_seconds
+                if key == "jobs2":
+                    with open_store(settings.results, create=False) as store:
+                        bots_cpu += [s.cpu_ms for g in store.games() for s in g.seats]  # type: ignore[misc]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    one, two = runs[1], runs[2]
-    rate1 = one.played / one.play_seconds
-    rate2 = two.played / two.play_seconds
+    rate = {k: played[k] / seconds[k] for k in configs}
+    n = played["jobs2"]
     return TournamentBench(
-        games=two.played,
-        games_per_s=rate2,
-        games_per_s_jobs1=rate1,
-        scaling=rate2 / rate1,
-        store_ms_per_game=1000 * two.store_cpu_seconds / two.played,
-        store_share=two.store_cpu_seconds / two.play_cpu_seconds,
-        store_share_jobs1=one.store_cpu_seconds / one.play_cpu_seconds,
-        store_wall_ms_per_game=1000 * two.store_seconds / two.played,
-        arena_cpu_ms_per_game=1000 * two.play_cpu_seconds / two.played,
-        bots_cpu_ms_per_game=bots_cpu,
-        store_share_of_all=(
-            None if bots_cpu is None else two.store_cpu_seconds / (two.play_cpu_seconds + bots_cpu * two.played / 1000)
-        ),
+        games=n,
+        rounds=rounds,
+        games_per_s=rate["jobs2"],
+        games_per_s_jobs1=rate["jobs1"],
+        games_per_s_unrecorded=rate["unrecorded"],
+        scaling=rate["jobs2"] / rate["jobs1"],
+        store_share=1 - rate["jobs2"] / rate["unrecorded"],
+        store_ms_per_game=1000 * store_cpu["jobs2"] / n,
+        store_cpu_share=store_cpu["jobs2"] / cpu["jobs2"],
+        store_wall_ms_per_game=1000 * store_wall["jobs2"] / n,
+        arena_cpu_ms_per_game=1000 * cpu["jobs2"] / n,
+        bots_cpu_ms_per_game=sum(bots_cpu) / n if bots_cpu and None not in bots_cpu else None,
     )

@@ -79,6 +79,7 @@ class RunSettings:
     name: str | None = None  # the tournament's id; default derived from the settings
     sandbox: SandboxSettings | None = None  # None: strict where the machine supports it, else limits
     cluster: str | None = None  # play the games on Dask: a scheduler's address or local:N (arena.cluster)
+    record: bool = True  # False: play the games without storing them (only for measuring the store's cost)
 
     def format_players(self, n_bots: int) -> int:
         if self.players is not None:
@@ -380,7 +381,7 @@ class _Run:
                 self.rep.planned(plan)
             t_play, c_play = time.monotonic(), time.process_time()
             await trio.to_thread.run_sync(make_replay_folders, self.s.results)
-            self.writer = _Writer(self._record_batch)
+            self.writer = _Writer(self._record_batch if self.s.record else _discard)
             try:
                 if self.s.cluster is None:
                     await self._play_all(pool, config, tid, todo, jobs, summary)
@@ -548,6 +549,10 @@ class _Run:
             ),
             tid,
         )
+
+
+def _discard(items: Sequence[Any]) -> None:
+    """The writer's work when a run records nothing (the store's cost measured by its absence)."""
 
 
 class _Writer:

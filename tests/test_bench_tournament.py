@@ -1,0 +1,35 @@
+"""`arena bench tournament` runs its three configurations and reports consistent figures
+(no timing assertions: speed is the benchmark's business, not the tests')."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from arena.bench_tournament import GAMES_PER_DEAL, bench_tournament, make_instant_bots
+from arena.store import open_store
+from arena.tournament import RunSettings, run_tournament
+
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="the instant bots are compiled with cc")
+
+
+def test_bench_tournament_reports_every_configuration() -> None:
+    r = bench_tournament(games=60, rounds=1)
+    assert r.games == GAMES_PER_DEAL and r.rounds == 1
+    assert min(r.games_per_s, r.games_per_s_jobs1, r.games_per_s_unrecorded) > 0
+    assert r.scaling == pytest.approx(r.games_per_s / r.games_per_s_jobs1)
+    assert r.store_share == pytest.approx(1 - r.games_per_s / r.games_per_s_unrecorded)
+    assert r.store_ms_per_game > 0 and 0 < r.store_cpu_share < 1
+    assert r.arena_cpu_ms_per_game > r.store_ms_per_game
+
+
+def test_an_unrecorded_run_plays_every_game_and_stores_none(tmp_path: Path) -> None:
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    bots = make_instant_bots(folder, 4)
+    summary = run_tournament(RunSettings(bots_dir=bots, results=tmp_path / "res", players=4, record=False))
+    assert summary.played == 4 and summary.void == 0
+    with open_store(tmp_path / "res", create=False) as store:
+        assert store.games() == []
