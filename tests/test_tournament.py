@@ -138,13 +138,20 @@ def test_bots_that_cannot_take_part_are_reported_and_skipped(tmp_path: Path) -> 
     broken_build.mkdir()
     (broken_build / "bot.toml").write_text('name = "nobuild"\nrun = ["./bot"]\nbuild = ["sh", "-c", "echo compiler says no >&2; exit 3"]\n')
     (bots / "crasher.py").write_text("import sys\nsys.stderr.write('I give up\\n')\nsys.exit(2)\n")
+    (bots / "future.py").write_text(
+        "import json, sys\n"
+        "hello = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'type': 'hello', 're': hello['id'], 'version': 99, 'name': 'future'}), flush=True)\n"
+        "sys.stdin.read()\n"
+    )
     bad = bots / "badtoml"
     bad.mkdir()
     (bad / "bot.toml").write_text("name = \n")
     doc = run_cli("--bots", str(bots), "--results", str(tmp_path / "res"), "--players", "2", "--time-scale", "0.2")
     assert {r["bot"] for r in doc["rows"]} == {"random", "greedy"}
     skipped = {s["bot"]: s["reason"] for s in doc["skipped"]}
-    assert set(skipped) == {"nobuild", "crasher", "badtoml"}
+    assert set(skipped) == {"nobuild", "crasher", "badtoml", "future"}
+    assert "protocol version 99" in skipped["future"], skipped["future"]
     assert "build failed" in skipped["nobuild"] and "build.log" in skipped["nobuild"]
     assert "cannot start" in skipped["crasher"] and "I give up" in skipped["crasher"]
     assert "bot.toml" in skipped["badtoml"]
