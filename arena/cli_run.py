@@ -43,15 +43,18 @@ def _anchor(value: str | None) -> tuple[str, float] | None:
 # -- the leaderboard table -------------------------------------------------------------------
 
 
-def leaderboard_table(st: Any, *, title: str | None = None, live: bool = False) -> Table:
-    """The rich table of a :class:`~arena.standings.Standings` (or live rows)."""
+def leaderboard_table(st: Any) -> Table:
+    """The rich table of a :class:`~arena.standings.Standings`."""
+    title = f"{st.tournament or 'all games'} · {st.players} players, {st.variant} · {st.games} games"
+    return _rows_table(st.rows, title=title)
+
+
+def _rows_table(rows: list[dict[str, Any]], *, title: str, live: bool = False) -> Table:
+    """Leaderboard rows as a table; ``live`` rows (during a run) have no interval,
+    version or usage yet."""
     from arena.standings import fault_summary
 
-    table = Table(
-        title=title or f"{st.tournament or 'all games'} · {st.players} players, {st.variant} · {st.games} games",
-        title_justify="left",
-        header_style="bold",
-    )
+    table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("#", justify="right")
     table.add_column("bot", style="bold cyan", no_wrap=True)
     if not live:
@@ -65,7 +68,7 @@ def leaderboard_table(st: Any, *, title: str | None = None, live: bool = False) 
         table.add_column("CPU ms", justify="right", style="dim")  # per game, the mean
         table.add_column("peak MB", justify="right", style="dim")
     table.add_column("faults", justify="right")
-    for r in st.rows:
+    for r in rows:
         faults = sum(r["faults"].values())
         extra = [] if live else [f"{r['elo_low'] - r['elo']:+.0f} {r['elo_high'] - r['elo']:+.0f}"]
         version = [] if live else [r["version"] or r["hash"][:8]]
@@ -231,10 +234,7 @@ class ConsoleReporter:
                 {
                     "rank": i,
                     "label": key,
-                    "version": "",
-                    "hash": "",
                     "elo": elo[key],
-                    "elo_low": None,
                     "games": s.games,
                     "wins": s.wins,
                     "mean_points": s.mean_points,
@@ -242,13 +242,7 @@ class ConsoleReporter:
                     "faults": s.faults,
                 }
             )
-
-        class _Live:
-            pass
-
-        view = _Live()
-        view.rows = rows  # type: ignore[attr-defined]
-        return leaderboard_table(view, title=f"live: {len(self.results)} games played this run ({done}/{total})", live=True)
+        return _rows_table(rows, title=f"live: {len(self.results)} games played this run ({done}/{total})", live=True)
 
     def close(self) -> None:
         if self.live is not None:
