@@ -438,15 +438,22 @@ class Store:
                 "b.name || '@' || substr(b.hash, 1, 8) = ?)"
             )
             args += [bot, bot]
-        sql = (
+        filters = (" WHERE " + " AND ".join(where)) if where else ""
+        heads = self._conn.execute(
             "SELECT g.id, g.status, g.set_id, g.seed, g.players, g.variant, g.duration_s, g.finished, g.replay, "
-            "g.void_reason FROM games g" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY g.rowid"
-        )
-        heads = self._conn.execute(sql, args).fetchall()
+            "g.void_reason FROM games g" + filters + " ORDER BY g.rowid",
+            args,
+        ).fetchall()
         bots = self.bots()
         seats: dict[str, list[SeatRow]] = {}
+        # The same filters, once more, for the seats of exactly those games.
         for game_id, seat, bot_id, points, puddings, rank, autopilot, faults, mean_ms, max_ms, cpu_ms, peak_mb in (
-            self._seat_rows([h[0] for h in heads])
+            self._conn.execute(
+                "SELECT s.game_id, s.seat, s.bot_id, s.points, s.puddings, s.rank, s.autopilot, s.faults, s.mean_ms, "
+                "s.max_ms, s.cpu_ms, s.peak_mb FROM game_seats s JOIN games g ON g.id = s.game_id" + filters
+                + " ORDER BY s.game_id, s.seat",
+                args,
+            )
         ):
             seats.setdefault(game_id, []).append(
                 SeatRow(
@@ -454,18 +461,7 @@ class Store:
                     cpu_ms, peak_mb,
                 )
             )
-        return [GameRow(*h, seats=tuple(sorted(seats.get(h[0], []), key=lambda s: s.seat))) for h in heads]
-
-    def _seat_rows(self, game_ids: Sequence[str]) -> Iterator[tuple[Any, ...]]:
-        if not game_ids:
-            return
-        self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (id TEXT PRIMARY KEY)")
-        self._conn.execute("DELETE FROM wanted")
-        self._conn.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", [(g,) for g in game_ids])
-        yield from self._conn.execute(
-            "SELECT game_id, seat, bot_id, points, puddings, rank, autopilot, faults, mean_ms, max_ms, cpu_ms, peak_mb "
-            "FROM game_seats WHERE game_id IN (SELECT id FROM wanted)"
-        )
+        return [GameRow(*h, seats=tuple(seats.get(h[0], ()))) for h in heads]
 
     def count_games(self, tournament_id: str | None = None) -> int:
         if tournament_id is None:
