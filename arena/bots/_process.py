@@ -152,14 +152,7 @@ class BotProcess:
         interrupted (cancelled by the caller's deadline, or fails), the bot becomes
         :attr:`broken` and the interruption propagates unchanged.
         """
-        if self._closing:
-            raise BotCrashed("the bot is closed", bot=self.name, returncode=self._returncode)
-        if self._broken:
-            raise BotCrashed(
-                "an earlier write failed part-way; the bot must be restarted",
-                bot=self.name,
-                returncode=self._returncode,
-            )
+        self._check_writable()
         try:
             await self._stdin.send_all(data)
         except trio.BusyResourceError:
@@ -171,6 +164,17 @@ class BotProcess:
             self._broken = True
             raise
 
+    def _check_writable(self) -> None:
+        """Raise :class:`BotCrashed` if nothing may be written to the bot any more."""
+        if self._closing:
+            raise BotCrashed("the bot is closed", bot=self.name, returncode=self._returncode)
+        if self._broken:
+            raise BotCrashed(
+                "an earlier write failed part-way; the bot must be restarted",
+                bot=self.name,
+                returncode=self._returncode,
+            )
+
     def try_send(self, data: bytes | memoryview) -> int | None:
         """Write as much of ``data`` as the pipe takes now, without waiting: the number
         of bytes written (0 when the pipe is full). Returns None, having written
@@ -180,14 +184,7 @@ class BotProcess:
         gives up after writing part of a message, it must call :meth:`mark_broken`.
         Raises :class:`BotCrashed` like :meth:`send` if the bot is closed or broken.
         """
-        if self._closing:
-            raise BotCrashed("the bot is closed", bot=self.name, returncode=self._returncode)
-        if self._broken:
-            raise BotCrashed(
-                "an earlier write failed part-way; the bot must be restarted",
-                bot=self.name,
-                returncode=self._returncode,
-            )
+        self._check_writable()
         try:
             return os.write(self._stdin_fd, data)
         except BlockingIOError:
