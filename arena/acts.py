@@ -9,7 +9,9 @@ referee's fast encoder of a whole turn's acts.
 ``encode_line(build_act(...))`` gives, for the referee's hot path: the parts every seat
 shares (tableaus, puddings, scores, hand sizes, banks, events since the previous turn) are
 built once per turn, and per seat only its own parts (id, seat, time, hand, legal plays,
-last action). Tests hold the two to byte equality over whole games of every variant.
+last action). Each event's JSON is made once, straight from the engine's log (no dicts),
+and the replay keeps those same bytes. Tests hold the two to byte equality over whole
+games of every variant.
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ _DUMMY_TRIPLE = b'{"cards":[%d,%d],"dummy_card":%d}'
 _ID_PART = [b'{"id":%d,"card":"' % c for c in range(DECK_SIZE)]
 _KIND_PART = [kind.encode() + b'"}' for kind in KINDS]
 _SINGLE = [b'{"cards":[%d]}' % c for c in range(DECK_SIZE)]  # a one-card play
+
+
+def _wasabi_json(attached: Sequence[tuple[int, int, int]] | None) -> bytes:
+    if not attached:
+        return b"[]"
+    return b"[" + b",".join([b'{"seat":%d,"nigiri":%d,"wasabi":%d}' % a for a in attached]) + b"]"
 
 
 def build_act(
@@ -94,11 +102,9 @@ class ActWriter:
         self._shared_part = b""
         self._controller: int | None = None
         self._legal: dict[int, list[tuple[int, ...]]] = {}
-        # The game's events so far, one per log entry (as dicts and as JSON), each made
-        # once: every act's events are a slice of them.
-        self._event_dicts: list[dict[str, Any]] = []
-        self._event_json: list[bytes] = []
-        self._events_by_entry = True  # False if the log ever stops mapping 1:1 to events
+        # The game's events so far as JSON, one per log entry, each made once straight
+        # from the log (no dicts): every act's events are a slice of them.
+        self._event_json: list[msgspec.Raw] = []
         self._events_since: dict[int, bytes] = {}
         # Every card as it shows in a tableau: as in a hand, plus its wasabi for a nigiri on one.
         self._tcard = list(self._card)
@@ -152,29 +158,67 @@ class ActWriter:
             self._wasabi_seen = len(wasabi_of)
 
     def events_since(self, cursor: int) -> list[dict[str, Any]]:
-        """``events(state, cursor)``, from the events already made where possible."""
-        state = self.state
-        if not self._events_by_entry:
-            return events(state, cursor)
-        done = len(self._event_dicts)
-        if done < len(state.log):
-            new = events(state, done)
-            if len(new) != len(state.log) - done:  # not one event per log entry
-                self._events_by_entry = False
-                return events(state, cursor)
-            self._event_dicts += new
-            self._event_json += [_encode(e) for e in new]
-        return self._event_dicts[cursor:]
+        """``events(state, cursor)``: the events as dicts (not used on the hot path)."""
+        return events(self.state, cursor)
+
+    def event_json(self, cursor: int = 0) -> list[msgspec.Raw]:
+        """The JSON of each event from log position ``cursor`` on, byte for byte what
+        encoding ``events(state, cursor)`` gives, event by event (what the replay keeps)."""
+        self._sync_events()
+        return self._event_json[cursor:]
+
+    def _sync_events(self) -> None:
+        done = len(self._event_json)
+        log = self.state.log
+        if done < len(log):
+            self._event_json += map(self._entry_json, log[done:])
+
+    def _entry_json(self, entry: tuple[Any, ...]) -> msgspec.Raw:
+        """One log entry's event as JSON (the shapes of :func:`arena.engine.events`)."""
+        tag = entry[0]
+        card = self._card
+        if tag == "reveal":
+            _, rnd, turn, plays, returned, attached, controller = entry
+            back = dict(returned) if returned else {}
+            parts = [
+                b'{"seat":%d,"cards":[%s],"chopsticks_returned":%s}'
+                % (s, b",".join(map(card.__getitem__, play)), b"%d" % back[s] if s in back else b"null")
+                for s, play in enumerate(plays)
+            ]
+            data = b'{"type":"reveal","round":%d,"turn":%d,"plays":[%s],"wasabi":%s,"controller":%s}' % (
+                rnd, turn, b",".join(parts), _wasabi_json(attached),
+                b"null" if controller < 0 else b"%d" % controller,
+            )
+        elif tag == "round":
+            _, rnd, direction, size = entry
+            data = b'{"type":"round_start","round":%d,"direction":"%s","hand_size":%d}' % (
+                rnd, b"left" if direction > 0 else b"right", size,
+            )
+        elif tag == "last":
+            _, rnd, turn, last, attached = entry
+            cards = b",".join([b'{"seat":%d,%s' % (s, card[c][1:]) for s, c in enumerate(last)])
+            data = b'{"type":"last_card","round":%d,"turn":%d,"cards":[%s],"wasabi":%s}' % (
+                rnd, turn, cards, _wasabi_json(attached),
+            )
+        elif tag == "scored":
+            _, rnd, points, symbols, maki, scores = entry
+            data = b'{"type":"round_end","round":%d,"points":%s,"maki_symbols":%s,"maki_points":%s,"scores":%s}' % (
+                rnd, _encode(points), _encode(symbols), _encode(maki), _encode(scores),
+            )
+        elif tag == "over":
+            _, extra, scores, puddings, ranks = entry
+            data = b'{"type":"game_end","pudding_points":%s,"scores":%s,"puddings":%s,"ranks":%s}' % (
+                _encode(extra), _encode(scores), _encode(puddings), _encode(ranks),
+            )
+        else:
+            raise ValueError(f"unknown engine log entry {tag!r}")
+        return msgspec.Raw(data)
 
     def _events_line_part(self, cursor: int) -> bytes:
         part = self._events_since.get(cursor)
         if part is None:
-            evs = self.events_since(cursor)
-            if self._events_by_entry:
-                part = b"[" + b",".join(self._event_json[cursor:]) + b"]"
-            else:
-                part = _encode(evs)
-            self._events_since[cursor] = part
+            self._sync_events()
+            part = self._events_since[cursor] = b"[" + b",".join(self._event_json[cursor:]) + b"]"
         return part
 
     def legal(self, seat: int) -> list[tuple[int, ...]]:

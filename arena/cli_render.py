@@ -107,7 +107,7 @@ def render_turns(console: Console, replay: Replay, *, only: tuple[int, int] | No
     turns = {(t.round, t.turn): t for t in replay.turns}
     faults = {(f.round, f.turn, f.seat): f for f in replay.faults}
     shown = False
-    for ev in replay.events:
+    for ev in replay.event_dicts():
         kind = ev["type"]
         if kind == "round_start":
             if only is None or only[0] == ev["round"]:

@@ -66,7 +66,7 @@ from arena.replay import (
     SeatInfo,
     SeatUsage,
     TurnRecord,
-    summarize_rounds,
+    summarize_log,
 )
 from protocol import (
     MAX_LINE_BYTES,
@@ -891,8 +891,8 @@ class _Referee:
         # Seats that ended on autopilot rank below every seat that did not (PROTOCOL.md).
         keys = [(not self.seats[i].autopilot, res.scores[i], res.puddings[i]) for i in range(players)]
         ranks = [1 + sum(1 for k in keys if k > key) for key in keys] + list(res.ranks[players:])
-        self.replay.events = self.acts.events_since(0)
-        self.replay.rounds = summarize_rounds(self.replay.events, state.seats)
+        self.replay.events = self.acts.event_json()
+        self.replay.rounds = summarize_log(state)
         self.replay.result = ResultSummary(
             scores=list(res.scores),
             puddings=list(res.puddings),
@@ -913,7 +913,7 @@ class _Referee:
                 ranks=ranks,
                 faults={k: v for k, v in seat.faults.items()},
                 reason="complete",
-                events=self.acts.events_since(seat.event_cursor),
+                events=self.acts.event_json(seat.event_cursor),  # type: ignore[arg-type]  # encoded as is
                 last_action=seat.last_action,
             )
             self.question(seat, encode_line(msg), player.timeout_s(self.ts, max(self.ts.turn_ms, 1000)))

@@ -18,8 +18,10 @@ from typing import Any, Literal
 import msgspec
 
 from arena.engine import (
+    KINDS,
     RULES_VERSION,
     GameConfig,
+    GameState,
     PlayError,
     Variant,
     apply_turn,
@@ -118,13 +120,21 @@ class Replay(msgspec.Struct, kw_only=True):
     status: Literal["complete", "void"] = "complete"
     void_reason: str = ""
     turns: list[TurnRecord] = []
-    events: list[dict[str, Any]] = []
+    # Each public event as its JSON, kept as read (or as the referee sent it): decoded
+    # only when asked for, by event_dicts().
+    events: list[msgspec.Raw] = []
     faults: list[FaultRecord] = []
     stderr: list[str] = []  # per seat, the tail of what the bot wrote to stderr
     rounds: list[RoundSummary] = []
     result: ResultSummary | None = None
     timing: dict[str, Any] = {}  # wall-clock facts; with usage, the only parts that differ between reruns
     usage: list[SeatUsage] = []  # per bot seat (format_version 1 files may lack it)
+
+    def event_dicts(self) -> list[dict[str, Any]]:
+        """The events as dicts, as :func:`arena.engine.events` makes them."""
+        if not self.events:
+            return []
+        return msgspec.json.decode(b"[" + b",".join(self.events) + b"]")
 
     def applied_plays(self, turn: TurnRecord) -> list[tuple[int, ...] | None]:
         """The plays applied in ``turn``, as the engine takes them (one per player seat)."""
@@ -141,6 +151,28 @@ class Replay(msgspec.Struct, kw_only=True):
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(Replay)
+
+
+def summarize_log(state: GameState) -> list[RoundSummary]:
+    """:func:`summarize_rounds` of the game's events, read straight from the engine's
+    log (the referee's way: no event dicts; :func:`verify_replay` checks the two agree)."""
+    kinds = KINDS
+    kind_of = state.kind_of
+    seats = state.seats
+    rounds: list[RoundSummary] = []
+    tableaus: list[list[str]] = [[] for _ in range(seats)]
+    for entry in state.log:
+        tag = entry[0]
+        if tag == "reveal":
+            for seat, play in enumerate(entry[3]):
+                tableaus[seat] += [kinds[kind_of[c]] for c in play]
+        elif tag == "last":
+            for seat, c in enumerate(entry[3]):
+                tableaus[seat].append(kinds[kind_of[c]])
+        elif tag == "scored":
+            rounds.append(RoundSummary(tableaus=tableaus, points=list(entry[2])))
+            tableaus = [[] for _ in range(seats)]
+    return rounds
 
 
 def summarize_rounds(all_events: list[dict[str, Any]], seats: int) -> list[RoundSummary]:
@@ -229,7 +261,10 @@ def verify_replay(replay: Replay, *, name: str = "") -> None:
     if kinds != replay.cards:
         raise ReplayError(f"{label}: the card kinds do not match the deck of seed {replay.seed}")
     cursor = 0  # position in the engine's log, and in replay.events (same numbering)
-    recorded = replay.events
+    try:
+        recorded = replay.event_dicts()
+    except msgspec.DecodeError as exc:
+        raise ReplayError(f"{label}: malformed events: {exc}") from None
     for t in replay.turns:
         where = f"{label}, round {t.round} turn {t.turn}"
         if state.over:
@@ -248,8 +283,8 @@ def verify_replay(replay: Replay, *, name: str = "") -> None:
         cursor += len(fresh)
     if not state.over:
         raise ReplayError(f"{label}: the replay ends at round {state.round} turn {state.turn}, before the game does")
-    if events(state) != replay.events:
-        for i, (a, b) in enumerate(zip(events(state), replay.events, strict=False)):
+    if events(state) != recorded:
+        for i, (a, b) in enumerate(zip(events(state), recorded, strict=False)):
             if a != b:
                 raise ReplayError(f"{label}: event {i} ({a.get('type')}) differs: engine {a} vs replay {b}")
         raise ReplayError(f"{label}: the number of events differs")
@@ -258,7 +293,7 @@ def verify_replay(replay: Replay, *, name: str = "") -> None:
         raise ReplayError(f"{label}: the final result differs from the engine's {list(res.scores)}")
     if list(res.ranks) != replay.result.rules_ranks:
         raise ReplayError(f"{label}: the ranks differ from the engine's {list(res.ranks)}")
-    if summarize_rounds(replay.events, state.seats) != replay.rounds:
+    if summarize_rounds(recorded, state.seats) != replay.rounds or summarize_log(state) != replay.rounds:
         raise ReplayError(f"{label}: the round summary does not match the events")
 
 

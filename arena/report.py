@@ -221,7 +221,9 @@ def game_view(replay: Replay) -> dict[str, Any]:
         return seat
 
     dealt: list[dict[str, Any]] = []
-    for ev in replay.events:
+    for ev in replay.event_dicts():
+        if not isinstance(ev, dict):
+            raise GameDataError(f"an event is not an object: {ev!r}")
         typ = ev.get("type")
         if typ == "round_start":
             dealt.append({"round": ev["round"], "direction": ev["direction"], "hand_size": ev["hand_size"]})

@@ -190,7 +190,7 @@ def test_no_act_reveals_another_seats_hand(tmp_path: Path) -> None:
         specs = [spec("--log", str(log), name=f"b{i}") for i, log in enumerate(logs)]
         record = run_game(specs, GameConfig(players, variant), seed=23)
         turns = {(t.round, t.turn): t for t in record.replay.turns}
-        returned = {p["chopsticks_returned"] for e in record.replay.events if e["type"] == "reveal" for p in e["plays"]}
+        returned = {p["chopsticks_returned"] for e in record.replay.event_dicts() if e["type"] == "reveal" for p in e["plays"]}
         checked = 0
         for seat, log in enumerate(logs):
             for line in log.read_text().splitlines():

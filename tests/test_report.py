@@ -299,7 +299,7 @@ def test_a_void_game_shows_the_turns_it_had(results: Path) -> None:
         game = store.games()[0]
     replay = read_replay(results / game.replay)
     # Cut the game off in round 2, as a failure of the machine would.
-    cut = next(i for i, e in enumerate(replay.events) if e["type"] == "reveal" and e["round"] == 2 and e["turn"] == 3)
+    cut = next(i for i, e in enumerate(replay.event_dicts()) if e["type"] == "reveal" and e["round"] == 2 and e["turn"] == 3)
     replay.events = replay.events[:cut]
     replay.turns = [t for t in replay.turns if (t.round, t.turn) < (2, 3)]
     replay.status, replay.void_reason, replay.result = "void", "OSError: disk full", None
