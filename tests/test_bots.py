@@ -799,6 +799,25 @@ async def test_group_reports_a_closed_bot_and_refuses_misuse():
 
 
 @trio_test
+async def test_a_group_reused_after_its_bots_closed_serves_new_bots_on_the_same_fds():
+    """A referee's pool reuses one group game after game: bots closed in between are
+    dropped, and new bots (whose fds take the freed numbers) are watched afresh."""
+    with BotGroup() as group:
+        async with open_bot(procbot("scripted", name="old")) as old:
+            (answer,) = await group.exchange([Question(old, b"echo 1\n", 5)], _lines())
+            assert answer.value == b"1"
+            old_fds = old.fds
+        group.drop_closed()
+        assert group._watched == {} and group._owner == {}
+        async with open_bot(procbot("scripted", name="new")) as new:
+            assert set(new.fds) & set(old_fds)  # the numbers came back
+            (answer,) = await group.exchange([Question(new, b"echo 2\n", 5)], _lines())
+            assert answer.value == b"2"
+            group.drop_closed()  # an open bot stays watched
+            assert new in group._watched
+
+
+@trio_test
 async def test_try_receive_line_takes_what_is_there_without_waiting():
     async with open_bot(procbot("scripted")) as bot:
         assert bot.try_receive_line() is None  # nothing yet

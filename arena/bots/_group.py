@@ -82,7 +82,8 @@ class BotGroup:
 
     Use as a context manager (``with BotGroup() as group:``); one exchange at a time.
     The group keeps watching the fds of the bots it has asked until it is closed, so
-    keep one per game (or per set of bots), not one per exchange.
+    keep one per game (or reuse one game after game, calling :meth:`drop_closed` in
+    between), not one per exchange.
     """
 
     def __init__(self) -> None:
@@ -212,6 +213,12 @@ class BotGroup:
                 self._unyielded = 0
                 await trio.lowlevel.cancel_shielded_checkpoint()
         return results  # type: ignore[return-value]
+
+    def drop_closed(self) -> None:
+        """Forget the bots that have been closed since they were asked (their fds are
+        gone, and their numbers may come back for other bots)."""
+        for bot in [b for b in self._watched if b.closed]:
+            self._forget(bot)
 
     # -- the fast path ------------------------------------------------------------------
 

@@ -118,6 +118,11 @@ class BotProcess:
         return self._returncode is None
 
     @property
+    def closed(self) -> bool:
+        """:meth:`aclose` has released the process and its fds."""
+        return self._released
+
+    @property
     def broken(self) -> bool:
         """A write failed or was interrupted, so a partial message may sit in the bot's
         stdin: nothing more can be sent, and the bot must be restarted."""
