@@ -16,6 +16,7 @@ games of every variant.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from typing import Any
@@ -34,6 +35,16 @@ _DUMMY_TRIPLE = b'{"cards":[%d,%d],"dummy_card":%d}'
 _ID_PART = [b'{"id":%d,"card":"' % c for c in range(DECK_SIZE)]
 _KIND_PART = [kind.encode() + b'"}' for kind in KINDS]
 _SINGLE = [b'{"cards":[%d]}' % c for c in range(DECK_SIZE)]  # a one-card play
+
+
+@functools.lru_cache(maxsize=8)
+def _deck_json(kind_of: tuple[int, ...]) -> tuple[bytes, ...]:
+    return tuple(map(bytes.__add__, _ID_PART, map(_KIND_PART.__getitem__, kind_of)))
+
+
+def _card_json(kind_of: Sequence[int]) -> list[bytes]:
+    """Every card as JSON, e.g. {"id":17,"card":"dumpling"}; made once per deck."""
+    return list(_deck_json(tuple(kind_of)))
 
 
 def _wasabi_json(attached: Sequence[tuple[int, int, int]] | None) -> bytes:
@@ -93,7 +104,7 @@ class ActWriter:
     def __init__(self, state: GameState, game_id: str) -> None:
         self.state = state
         # Every card as JSON, e.g. {"id":17,"card":"dumpling"} (the Card struct's encoding).
-        self._card = list(map(bytes.__add__, _ID_PART, map(_KIND_PART.__getitem__, state.kind_of)))
+        self._card = _card_json(state.kind_of)
         self._single = _SINGLE
         self._open = b'{"type":"act","id":'
         self._game = b',"game_id":' + _encode(game_id) + b',"seat":'

@@ -156,19 +156,18 @@ _decoder = msgspec.json.Decoder(Replay)
 def summarize_log(state: GameState) -> list[RoundSummary]:
     """:func:`summarize_rounds` of the game's events, read straight from the engine's
     log (the referee's way: no event dicts; :func:`verify_replay` checks the two agree)."""
-    kinds = KINDS
-    kind_of = state.kind_of
+    name = list(map(KINDS.__getitem__, state.kind_of)).__getitem__  # card id -> kind
     seats = state.seats
     rounds: list[RoundSummary] = []
     tableaus: list[list[str]] = [[] for _ in range(seats)]
     for entry in state.log:
         tag = entry[0]
         if tag == "reveal":
-            for seat, play in enumerate(entry[3]):
-                tableaus[seat] += [kinds[kind_of[c]] for c in play]
+            for tableau, play in zip(tableaus, entry[3]):
+                tableau += map(name, play)
         elif tag == "last":
-            for seat, c in enumerate(entry[3]):
-                tableaus[seat].append(kinds[kind_of[c]])
+            for tableau, c in zip(tableaus, entry[3]):
+                tableau.append(name(c))
         elif tag == "scored":
             rounds.append(RoundSummary(tableaus=tableaus, points=list(entry[2])))
             tableaus = [[] for _ in range(seats)]
