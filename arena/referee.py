@@ -471,6 +471,35 @@ class GameRecord:
     void_reason: str = ""
 
 
+def record_from_replay(replay: Replay) -> GameRecord:
+    """The :class:`GameRecord` that :func:`play_game` returned for a complete game,
+    rebuilt from its replay (all a record holds is in it; its ``duration_s`` to the
+    millisecond). For a run resuming after a kill that came between a game's replay
+    file and its database row. Raises ValueError if the replay is not of a complete game."""
+    res = replay.result
+    if replay.status != "complete" or res is None:
+        raise ValueError(f"game {replay.game_id} is not complete ({replay.status})")
+    config = GameConfig(replay.config["players"], Variant(replay.config["variant"]))
+    faults = [dict.fromkeys(FAULT_KINDS, 0) for _ in replay.seats]
+    for f in replay.faults:
+        if f.kind != "autopilot":  # the strikes' consequence, not a fault of its own
+            faults[f.seat][f.kind] += 1
+    return GameRecord(
+        game_id=replay.game_id,
+        status="complete",
+        seed=replay.seed,
+        config=config,
+        bots=[s.bot for s in replay.seats],
+        scores=list(res.scores),
+        puddings=list(res.puddings),
+        ranks=list(res.ranks),
+        autopilot=list(res.autopilot),
+        faults=faults,
+        replay=replay,
+        duration_s=float(replay.timing.get("duration_s", 0.0)),
+    )
+
+
 def fallback_play(state: GameState, seat: int, game_seed: int) -> tuple[int, ...]:
     """The seeded random legal play applied for a seat that faulted or is on autopilot:
     a random index into the R16-ordered legal list, from a generator seeded by the

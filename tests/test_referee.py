@@ -12,8 +12,8 @@ import trio
 
 from arena.bots import BotSpec
 from arena.engine import GameConfig
-from arena.referee import GameRecord, TimeSettings, open_pool, play_game
-from arena.replay import read_replay, verify_replay, write_replay
+from arena.referee import GameRecord, TimeSettings, open_pool, play_game, record_from_replay
+from arena.replay import encode_replay, read_replay, verify_replay, write_replay
 
 TESTBOT = Path(__file__).parent / "bots" / "testbot.py"
 FAST = TimeSettings(hello_ms=5_000, turn_ms=400, bank_ms=200)
@@ -304,3 +304,29 @@ def test_an_error_in_the_pool_block_arrives_as_itself() -> None:
 
     with pytest.raises(LookupError, match="raised in the block"):
         trio.run(main)
+
+
+@pytest.mark.parametrize(
+    ("mode", "at", "players", "variant"),
+    [("sleep", "1.2", 2, "standard"), ("exit", "2.1", 3, "standard"), ("illegal", "1.1", 2, "dummy"), ("badjson", "1.3", 4, "alternate")],
+)
+def test_a_record_rebuilt_from_its_replay_file_equals_the_played_one(
+    mode: str, at: str, players: int, variant: str, tmp_path: Path
+) -> None:
+    """What a resumed run records for a game whose replay was written but whose row was
+    not (a kill between the two) is what the game itself returned, faults and autopilot
+    included."""
+    record, _ = faulty_game(mode, at=at, players=players, variant=variant)
+    assert any(sum(f.values()) for f in record.faults)
+    path = tmp_path / "game.json.gz"
+    write_replay(path, record.replay)
+    rebuilt = record_from_replay(read_replay(path))
+    for name in GameRecord.__dataclass_fields__:
+        if name == "duration_s":
+            assert rebuilt.duration_s == pytest.approx(record.duration_s, abs=0.001)
+        elif name != "replay":
+            assert getattr(rebuilt, name) == getattr(record, name), name
+    assert encode_replay(rebuilt.replay) == encode_replay(record.replay)
+    record.replay.status, record.replay.result = "void", None
+    with pytest.raises(ValueError, match="not complete"):
+        record_from_replay(record.replay)
