@@ -11,17 +11,29 @@ only (after every bot's start):
 - games/s of each, and the scaling from 1 job to 2;
 - ``store_share``: the share of the run's time the store costs, ``1 - (games/s
   recorded) / (games/s unrecorded)`` with 2 jobs; it is what a user waits for it;
-- the writer thread's CPU per game (replay encoding and file, database transaction),
-  and as a share of the arena process's CPU (``store_cpu_share``): its cost even where
-  a spare core hides it. CPU time, not wall time: the writer runs beside the games, and
-  its wall time mostly measures waiting for the GIL and the disk.
+- the writer's CPU per game (replay compression and file, database transaction; the
+  writer is a process of its own, see :mod:`arena.store_writer`), and as a share of the
+  arena's CPU, the writer's included (``store_cpu_share``): its cost even where a spare
+  core hides it;
+- ``file_create_us``: what creating one empty file costs in the scratch folder, timed
+  before the games (every recorded game creates one: its replay).
+
+The results folders are made in a scratch folder (removed afterwards) on the disk where a
+run's results would go: by default a hidden folder in the current directory, the folder of
+the default ``results/``; ``scratch`` picks another (the system's temporary folder if the
+current directory cannot be written). Where matters: on the 2-CPU VM these figures come
+from, creating a file took from 10 µs to 450 µs depending on the folder (same ext4 disk;
+the slow folders changed from hour to hour), and at 450 µs a file it is most of the
+store's cost; ``file_create_us`` says which case a run was in.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import tempfile
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -40,6 +52,8 @@ GAMES_PER_DEAL = math.comb(BOTS, PLAYERS) * PLAYERS  # every table under every r
 class TournamentBench:
     games: int  # per configuration, over every round
     rounds: int
+    scratch: str  # the folder the results folders were made in
+    file_create_us: float  # creating one empty file there
     games_per_s: float  # with --jobs 2
     games_per_s_jobs1: float
     games_per_s_unrecorded: float  # with --jobs 2, recording nothing
@@ -68,11 +82,41 @@ def make_instant_bots(folder: Path, n: int) -> Path:
     return bots
 
 
-def bench_tournament(games: int = 240, rounds: int = 3) -> TournamentBench:
+def scratch_folder(parent: Path | None = None) -> Path:
+    """A new hidden scratch folder in ``parent`` (default: the current directory, or the
+    system's temporary folder if that cannot be written)."""
+    if parent is None:
+        try:
+            return Path(tempfile.mkdtemp(prefix=".arena-bench-tournament-", dir=Path.cwd()))
+        except OSError:
+            return Path(tempfile.mkdtemp(prefix="arena-bench-tournament-"))
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=".arena-bench-tournament-", dir=parent))
+    except OSError as exc:
+        raise ArenaError(f"{parent}: cannot make a scratch folder there: {exc.strerror or exc}") from None
+
+
+def _file_create_us(folder: Path, n: int = 200) -> float:
+    """Microseconds to create (and close) one new empty file in a fresh subfolder of ``folder``."""
+    probe = folder / "create-probe"
+    probe.mkdir()
+    t = time.perf_counter()
+    for i in range(n):
+        os.close(os.open(probe / f"f{i}", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    elapsed = time.perf_counter() - t
+    shutil.rmtree(probe)
+    return round(elapsed / n * 1e6, 1)
+
+
+def bench_tournament(games: int = 240, rounds: int = 3, scratch: Path | None = None) -> TournamentBench:
     """Play about ``games`` 4-player games (whole duplicate sets) in each configuration,
-    split over ``rounds`` interleaved rounds."""
+    split over ``rounds`` interleaved rounds, with every results folder in a scratch
+    folder made in ``scratch`` (see the module's docstring) and removed afterwards."""
     deals = max(1, round(games / GAMES_PER_DEAL / rounds))
-    folder = Path(tempfile.mkdtemp(prefix="arena-bench-tournament-"))
+    folder = scratch_folder(scratch)
+    where = folder.parent
+    create_us = _file_create_us(folder)
     configs = {"jobs1": (1, True), "jobs2": (2, True), "unrecorded": (2, False)}
     played = dict.fromkeys(configs, 0)
     seconds = dict.fromkeys(configs, 0.0)
@@ -113,6 +157,8 @@ def bench_tournament(games: int = 240, rounds: int = 3) -> TournamentBench:
     return TournamentBench(
         games=n,
         rounds=rounds,
+        scratch=str(where),
+        file_create_us=create_us,
         games_per_s=rate["jobs2"],
         games_per_s_jobs1=rate["jobs1"],
         games_per_s_unrecorded=rate["unrecorded"],

@@ -321,7 +321,8 @@ def run_command(
     if json_output:
         doc = st.to_dict()
         doc["run"] = {
-            "played": summary.played, "already": summary.already, "total": summary.total, "void": summary.void,
+            "played": summary.played, "already": summary.already, "recovered": summary.recovered,
+            "total": summary.total, "void": summary.void,
             "interrupted": summary.interrupted, "seconds": round(summary.seconds, 3),
             "results": str(settings.results), "report": str(report.index) if report else None,
         }
@@ -331,7 +332,9 @@ def run_command(
         for sk in st.skipped:
             out.print(f"[red]skipped[/red] {sk['bot']}: {sk['reason']}", highlight=False)
         err.print(
-            f"{summary.played} game(s) played, {summary.already} already in the store, {summary.void} void, "
+            f"{summary.played} game(s) played, {summary.already} already in the store"
+            + (f" ({summary.recovered} recovered from the replay files of a killed run)" if summary.recovered else "")
+            + f", {summary.void} void, "
             f"in {summary.seconds:.1f} s · results in {settings.results}/ (leaderboard.md, leaderboard.json, replays/)",
             highlight=False,
         )
@@ -440,6 +443,10 @@ def games_command(
 def bench_tournament_command(
     games: Annotated[int, typer.Option("--games", "-g", min=60, help="About this many 4-player games per configuration.")] = 240,
     rounds: Annotated[int, typer.Option(min=1, help="Interleaved rounds the games are split over.")] = 3,
+    scratch: Annotated[
+        Path | None,
+        typer.Option(help="Where to make the (temporary) results folders: a folder on the disk your results go to. [default: the current directory]"),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Whole tournaments of six instant C bots (needs `cc`) with --jobs 1, --jobs 2, and
@@ -449,7 +456,7 @@ def bench_tournament_command(
     from arena.bench_tournament import bench_tournament
 
     with err.status("benchmarking tournaments…", spinner="dots") if err.is_terminal else nullcontext():
-        r = bench_tournament(games, rounds)
+        r = bench_tournament(games, rounds, scratch)
     if json_output:
         print(json.dumps({"benchmark": "tournament", "players": 4, **r.to_dict()}))
         return
@@ -463,7 +470,8 @@ def bench_tournament_command(
     out.print(
         f"scaling (2 jobs ÷ 1): {r.scaling:.2f} · store share of the time: {100 * r.store_share:.1f}% "
         f"(1 − recorded ÷ unrecorded games/s) · store writer: {r.store_ms_per_game:.2f} ms CPU per game, "
-        f"{100 * r.store_cpu_share:.1f}% of the arena's CPU",
+        f"{100 * r.store_cpu_share:.1f}% of the arena's CPU · results written under {r.scratch} "
+        f"(creating a file there: {r.file_create_us:.0f} µs)",
         highlight=False,
     )
 

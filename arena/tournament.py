@@ -10,9 +10,10 @@ What a run does, in order:
    what decides the game (rules version, variant, deal seed, each seat's bot content
    hash, time settings), not of the tournament, so a game already in the store, from
    this run killed half-way or from any earlier run, is never played again;
-3. plays the missing games, ``jobs`` at a time, reusing bot processes across games;
-   each finished game is recorded at once (replay file, then one database
-   transaction) by one writer;
+3. records from its replay file any game a killed run wrote but did not commit, then
+   plays the missing games, ``jobs`` at a time, reusing bot processes across games;
+   each finished game is handed to the one writer, a process of its own
+   (:mod:`arena.store_writer`): replay file first, then the database rows;
 4. on Ctrl-C (SIGINT) or SIGTERM: the games in flight are abandoned (not recorded),
    the finished ones are kept, every bot process ends, and running the same command
    again resumes.
@@ -26,12 +27,10 @@ import hashlib
 import json
 import logging
 import os
-import queue
 import signal
-import threading
 import time
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,11 +51,13 @@ from arena.referee import (
     TimeSettings,
     open_pool,
     play_game,
+    record_from_replay,
     time_dict,
 )
-from arena.replay import write_replay
+from arena.replay import ReplayError, encode_replay, read_replay, verify_replay
 from arena.schedule import ScheduledGame, make_schedule
 from arena.store import BotRow, NewGame, Store, make_replay_folders, open_store, replay_relpath
+from arena.store_writer import StoreWriter
 
 SEATINGS = ("rotations", "all")
 
@@ -252,8 +253,9 @@ class RunSummary:
     entrants: list[Entrant]
     skipped: list[Skipped]
     total: int
-    already: int
+    already: int  # recorded before this run started its games (recovered ones included)
     played: int = 0
+    recovered: int = 0  # of those, recorded now from replay files a killed run left
     void: int = 0
     interrupted: bool = False
     seconds: float = 0.0
@@ -323,13 +325,24 @@ class _Run:
         self.idle: dict[str, list[Player]] = {}
         self.specs: dict[str, Any] = {}
         self.entrants: dict[str, Entrant] = {}
-        self.writer: _Writer | None = None
+        self.writer: StoreWriter | _NullWriter | None = None
 
     async def main(self) -> RunSummary:
         t0 = time.monotonic()
         for sk in self.skipped:
             self.rep.bot_skipped(sk)
         ts = self.s.time
+        # The writer starts first, so that its start overlaps the bots': it is ready
+        # when the games begin.
+        self.writer = StoreWriter(self.s.results, self._frame) if self.s.record else _NullWriter()
+        try:
+            return await self._main(t0, ts)
+        finally:
+            with trio.CancelScope(shield=True):  # every finished game reaches the store
+                await trio.to_thread.run_sync(self.writer.close)
+
+    async def _main(self, t0: float, ts: TimeSettings) -> RunSummary:
+        assert self.writer is not None
         async with open_pool() as pool:
             await self._enter_bots(pool, ts)
             names = sorted(self.entrants)
@@ -364,6 +377,10 @@ class _Run:
             done_ids = await trio.to_thread.run_sync(self.store.completed_ids, ids)
             await trio.to_thread.run_sync(self.store.link_games, tid, sorted(done_ids))
             todo = [(g, gid) for g, gid in zip(schedule, ids, strict=True) if gid not in done_ids]
+            recovered: set[str] = set()
+            if self.s.record and todo:
+                recovered = await trio.to_thread.run_sync(self._recover, tid, config, todo)
+                todo = [(g, gid) for g, gid in todo if gid not in recovered]
             jobs = self.s.jobs or default_jobs(config.seats)
             jobs = max(1, min(jobs, len(todo))) if todo else max(1, jobs)
             summary = RunSummary(
@@ -375,13 +392,13 @@ class _Run:
                 skipped=list(self.skipped),
                 total=len(schedule),
                 already=len(schedule) - len(todo),
+                recovered=len(recovered),
             )
             plan = Plan(tid, players, self.s.variant.value, summary.total, summary.already, jobs)
             if self.s.cluster is None:  # a cluster run reports it once the cluster's size is known
                 self.rep.planned(plan)
             t_play, c_play = time.monotonic(), time.process_time()
             await trio.to_thread.run_sync(make_replay_folders, self.s.results)
-            self.writer = _Writer(self._record_batch if self.s.record else _discard)
             try:
                 if self.s.cluster is None:
                     await self._play_all(pool, config, tid, todo, jobs, summary)
@@ -393,7 +410,7 @@ class _Run:
                 with trio.CancelScope(shield=True):  # every finished game reaches the store
                     await trio.to_thread.run_sync(self.writer.close)
             summary.play_seconds = time.monotonic() - t_play
-            summary.play_cpu_seconds = time.process_time() - c_play
+            summary.play_cpu_seconds = time.process_time() - c_play + self.writer.cpu  # the writer's process too
             summary.store_seconds = self.writer.busy
             summary.store_cpu_seconds = self.writer.cpu
             if self.writer.error is not None:
@@ -496,26 +513,43 @@ class _Run:
                 scope.cancel()
                 return
 
-    def _record_batch(self, items: Sequence[tuple[str, ScheduledGame, GameRecord, GameConfig]]) -> None:
-        """Record games that finished while the writer was busy: their replay files,
-        then one transaction for all of their rows (a group commit). If a replay cannot
-        be written, the games before it are still recorded, then the error names it."""
-        written, failure = [], None
-        for item in items:
-            record = item[2]
+    def _recover(self, tid: str, config: GameConfig, todo: Sequence[tuple[ScheduledGame, str]]) -> set[str]:
+        """Games to play whose replay file is there but whose row is not (the arena was
+        killed after writing the file and before committing the row): each is checked
+        (it is the game of that id, and re-simulating it gives what it records) and
+        recorded from its file instead of being played again. A file that fails a check
+        is left for the game to overwrite. Returns the ids recorded."""
+        found: list[tuple[str, ScheduledGame, GameRecord, GameConfig]] = []
+        for game, gid in todo:
+            path = self.s.results / replay_relpath(gid)
+            if not path.exists():
+                continue
             try:
-                write_replay(self.s.results / replay_relpath(record.game_id), record.replay, durable=False)
-            except OSError as exc:
-                failure = ArenaError(f"cannot record game {record.game_id}: {type(exc).__name__}: {exc}")
-                break
-            written.append(item)
-        with self.store.batch():
-            for tid, game, record, config in written:
-                self._add_game(tid, game, record, config)
-        if failure is not None:
-            raise failure
+                replay = read_replay(path)
+                if replay.game_id != gid:
+                    raise ReplayError(f"{path}: it holds game {replay.game_id}")
+                verify_replay(replay, name=str(path))
+                record = record_from_replay(replay)
+            except (ReplayError, ValueError, KeyError) as exc:
+                logging.getLogger(__name__).warning("%s: not recovered, the game is played again (%s)", path, exc)
+                continue
+            found.append((tid, game, record, config))
+        if found:
+            self._commit_games(found)
+        return {item[2].game_id for item in found}
 
-    def _add_game(self, tid: str, game: ScheduledGame, record: GameRecord, config: GameConfig) -> None:
+    def _frame(self, item: tuple[str, ScheduledGame, GameRecord, GameConfig]) -> tuple[str, NewGame, str, bytes]:
+        """What the writer records for a finished game: its row and its replay's JSON."""
+        tid, game, record, config = item
+        return tid, self._new_game(game, record, config), replay_relpath(record.game_id), encode_replay(record.replay)
+
+    def _commit_games(self, items: Sequence[tuple[str, ScheduledGame, GameRecord, GameConfig]]) -> None:
+        """The rows of games whose replays are written, in one transaction."""
+        with self.store.batch():
+            for tid, game, record, config in items:
+                self.store.add_game(self._new_game(game, record, config), tid)
+
+    def _new_game(self, game: ScheduledGame, record: GameRecord, config: GameConfig) -> NewGame:
         rel = replay_relpath(record.game_id)
         n = config.players  # the dummy seat (if any) is not a bot: not stored
         timing = record.replay.timing or {}
@@ -523,92 +557,42 @@ class _Run:
         max_ms = list(timing.get("max_ms") or [None] * n)[:n]
         usage = {u.seat: u for u in record.replay.usage}
         entrants = [self.entrants[name] for name in game.seats]
-        self.store.add_game(
-            NewGame(
-                id=record.game_id,
-                status=record.status,
-                set_id=game.set_id,
-                seed=game.seed,
-                players=n,
-                variant=config.variant.value,
-                rules=RULES_VERSION,
-                time_settings=time_dict(self.s.time),
-                duration_s=record.duration_s,
-                replay=rel,
-                bot_ids=[e.row.id for e in entrants],
-                points=(record.scores or [0] * n)[:n],
-                puddings=(record.puddings or [0] * n)[:n],
-                ranks=(record.ranks or [0] * n)[:n],
-                autopilot=record.autopilot[:n],
-                faults=record.faults[:n],
-                mean_ms=mean_ms,
-                max_ms=max_ms,
-                cpu_ms=[usage[i].cpu_ms if i in usage else None for i in range(n)],
-                peak_mb=[usage[i].peak_mb if i in usage else None for i in range(n)],
-                void_reason=record.void_reason,
-            ),
-            tid,
+        return NewGame(
+            id=record.game_id,
+            status=record.status,
+            set_id=game.set_id,
+            seed=game.seed,
+            players=n,
+            variant=config.variant.value,
+            rules=RULES_VERSION,
+            time_settings=time_dict(self.s.time),
+            duration_s=record.duration_s,
+            replay=rel,
+            bot_ids=[e.row.id for e in entrants],
+            points=(record.scores or [0] * n)[:n],
+            puddings=(record.puddings or [0] * n)[:n],
+            ranks=(record.ranks or [0] * n)[:n],
+            autopilot=record.autopilot[:n],
+            faults=record.faults[:n],
+            mean_ms=mean_ms,
+            max_ms=max_ms,
+            cpu_ms=[usage[i].cpu_ms if i in usage else None for i in range(n)],
+            peak_mb=[usage[i].peak_mb if i in usage else None for i in range(n)],
+            void_reason=record.void_reason,
         )
 
 
-def _discard(items: Sequence[Any]) -> None:
-    """The writer's work when a run records nothing (the store's cost measured by its absence)."""
+class _NullWriter:
+    """The writer of a run that records nothing (the store's cost measured by its absence)."""
 
+    error: ArenaError | None = None
+    busy = cpu = 0.0
 
-class _Writer:
-    """The run's one writer: a thread that records finished games in the order they
-    finish (replay file, then the database transaction), so that the games never wait
-    for the disk and the bots' clocks never include it. The first failure (disk full,
-    a read-only folder) stops the recording; the run then stops with that error."""
-
-    #: At most this many games in one group commit.
-    BATCH = 32
-
-    def __init__(self, record: Callable[[list[tuple[Any, ...]]], None]) -> None:
-        self._record = record
-        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
-        self.error: ArenaError | None = None
-        self.busy = 0.0  # wall seconds spent writing
-        self.cpu = 0.0  # CPU seconds this thread spent writing (its own cost, whatever the GIL)
-        self._thread = threading.Thread(target=self._loop, name="arena-store-writer", daemon=True)
-        self._thread.start()
-
-    def submit(self, *args: Any) -> None:
-        self._queue.put(args)
-
-    def _loop(self) -> None:
-        closing = False
-        while not closing:
-            item = self._queue.get()
-            if item is None:
-                break
-            batch = [item]
-            while len(batch) < self.BATCH:  # whatever else is already waiting
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    closing = True
-                    break
-                batch.append(more)
-            if self.error is not None:
-                continue
-            t, c = time.perf_counter(), time.thread_time()
-            try:
-                self._record(batch)
-            except ArenaError as exc:
-                self.error = exc
-            except Exception as exc:  # noqa: BLE001 - reported to the user with the games' ids
-                ids = ", ".join(args[2].game_id for args in batch)
-                self.error = ArenaError(f"cannot record games {ids}: {type(exc).__name__}: {exc}")
-            self.busy += time.perf_counter() - t
-            self.cpu += time.thread_time() - c
+    def submit(self, *item: Any) -> None:
+        pass
 
     def close(self) -> None:
-        """Wait until every submitted game is written."""
-        self._queue.put(None)
-        self._thread.join()
+        pass
 
 
 def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None) -> RunSettings:

@@ -16,9 +16,11 @@ from arena.tournament import RunSettings, run_tournament
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="the instant bots are compiled with cc")
 
 
-def test_bench_tournament_reports_every_configuration() -> None:
-    r = bench_tournament(games=60, rounds=1)
+def test_bench_tournament_reports_every_configuration(tmp_path: Path) -> None:
+    r = bench_tournament(games=60, rounds=1, scratch=tmp_path)
     assert r.games == GAMES_PER_DEAL and r.rounds == 1
+    assert r.scratch == str(tmp_path) and list(tmp_path.iterdir()) == []  # its scratch folder is gone
+    assert r.file_create_us > 0
     assert min(r.games_per_s, r.games_per_s_jobs1, r.games_per_s_unrecorded) > 0
     assert r.scaling == pytest.approx(r.games_per_s / r.games_per_s_jobs1)
     assert r.store_share == pytest.approx(1 - r.games_per_s / r.games_per_s_unrecorded)

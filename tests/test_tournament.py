@@ -263,10 +263,38 @@ def test_a_run_stopped_at_any_moment_resumes_without_losing_or_repeating_a_game(
     kept = game_ids(res)
     assert 4 <= len(kept) < 30
     resumed = run_cli(*args, "--results", str(res))
-    assert resumed["run"]["already"] == len(kept)
-    assert resumed["run"]["played"] == 30 - len(kept)
+    # Games whose replay was written but whose row was not yet committed are recorded
+    # from their files, not played again.
+    assert resumed["run"]["already"] == len(kept) + resumed["run"]["recovered"]
+    assert resumed["run"]["played"] == 30 - resumed["run"]["already"]
     assert game_ids(res) == game_ids(tmp_path / "ref")
     assert table(resumed) == table(reference)
+
+
+def test_games_with_a_replay_file_but_no_row_are_recorded_from_the_file(tmp_path: Path) -> None:
+    """A kill between a game's replay file and its row: the next run checks the file and
+    records the game from it. A file that fails the check is replaced by playing again."""
+    bots = make_bots(tmp_path / "bots")
+    args = ["--bots", str(bots), "--players", "2", "--deals", "2", "--seed", "5"]
+    res = tmp_path / "res"
+    first = run_cli(*args, "--results", str(res))
+    with open_store(res) as store:
+        games = store.games()
+    lost, broken = games[3:7], games[7]
+    with sqlite3.connect(res / DB_NAME) as conn:  # the rows a kill never let commit
+        conn.execute("PRAGMA foreign_keys = ON")
+        for g in [*lost, broken]:
+            conn.execute("DELETE FROM tournament_games WHERE game_id = ?", (g.id,))
+            conn.execute("DELETE FROM game_seats WHERE game_id = ?", (g.id,))
+            conn.execute("DELETE FROM games WHERE id = ?", (g.id,))
+    (res / broken.replay).write_bytes((res / broken.replay).read_bytes()[:100])  # cut short
+    resumed = run_cli(*args, "--results", str(res))
+    assert resumed["run"]["recovered"] == len(lost)
+    assert resumed["run"]["played"] == 1  # the broken one
+    assert game_ids(res) == {g.id for g in games}
+    assert table(resumed) == table(first)
+    verify = CliRunner().invoke(app, ["verify", str(res / "replays")])
+    assert verify.exit_code == 0, verify.output
 
 
 def test_a_store_that_cannot_be_written_stops_the_run_with_the_game_named(tmp_path: Path) -> None:

@@ -1,0 +1,251 @@
+"""The tournament's one writer, in a process of its own: replay files and database rows.
+
+Why a process and not a thread: the games are played by one Python thread, and a writer
+thread in the same process takes the GIL for its Python work and again after each of its
+system calls (a dozen per game: compressing, creating, writing and renaming the replay,
+the SQLite statements), so the games kept waiting for it. Measured with instant bots on
+a 2-CPU VM: a writer thread cost the games about 10% of their rate; this process costs
+them what handing a game over costs (encoding its replay, one pipe write: well under
+0.1 ms a game).
+
+The arena's side (:class:`StoreWriter`) turns each finished game into its database row
+(:class:`~arena.store.NewGame`) and its replay's JSON, and sends both down a pipe as one
+length-prefixed msgpack frame, from a thread, so that a slow disk never blocks the games.
+The writer (``python -m arena.store_writer RESULTS``) writes each replay file as soon as
+its game arrives (temporary name, then rename), and commits the rows of the games whose
+replays are written in one transaction (a group commit) at most :data:`LINGER` seconds
+after the first of them, or once :data:`BATCH` are waiting. It reports on its stdout, as
+JSON lines: ``{"type": "error", "message": ...}`` for the first failure (it then records
+nothing more), and ``{"type": "done", ...}`` with its totals before it exits.
+
+Nothing finished is lost when the arena dies: the writer ignores SIGINT and SIGTERM (a
+Ctrl-C reaches the whole process group) and, when its input ends (the arena closed it,
+or was killed), commits what it has and exits. A game whose replay is written but whose
+row is not is recorded from its file by the next run (``_Run._recover``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import queue
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from arena.errors import ArenaError
+from arena.store import NewGame, open_store
+
+__all__ = ["BATCH", "LINGER", "StoreWriter"]
+
+#: At most this many games in one group commit.
+BATCH = 32
+#: A written game's row waits at most this long for others to share its commit.
+LINGER = 0.05
+
+#: The writer's niceness (added to the arena's).
+NICE = 10
+
+_HEADER = struct.Struct(">I")  # the length of the frame that follows
+_Frame = tuple[str | None, NewGame, str, bytes]  # tournament id, row, replay path, replay JSON
+_encode = msgspec.msgpack.Encoder().encode
+_decode = msgspec.msgpack.Decoder(_Frame).decode
+
+
+class StoreWriter:
+    """The arena's handle on the writer process (see the module's docstring).
+
+    ``prepare(item)`` turns what :meth:`submit` was given into ``(tournament id, row,
+    replay path relative to the results folder, replay JSON)``; it runs on this
+    object's thread. :attr:`error` is set (an :class:`ArenaError`) once the writer has
+    failed; :meth:`close` waits until everything submitted is recorded."""
+
+    def __init__(self, results: Path, prepare: Callable[[tuple[Any, ...]], _Frame]) -> None:
+        self._prepare = prepare
+        self.error: ArenaError | None = None
+        self.busy = 0.0  # the writer's wall seconds spent writing (it overlaps the games)
+        self.cpu = 0.0  # the writer's CPU seconds spent writing
+        self.games = 0
+        self._closed = False
+        self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "arena.store_writer", str(results)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self._sender = threading.Thread(target=self._send_loop, name="arena-store-sender", daemon=True)
+        self._sender.start()
+        self._listener = threading.Thread(target=self._listen, name="arena-store-listener", daemon=True)
+        self._listener.start()
+
+    def submit(self, *item: Any) -> None:
+        self._queue.put(item)
+
+    def _fail(self, message: str) -> None:
+        if self.error is None:
+            self.error = ArenaError(message)
+
+    def _send_loop(self) -> None:
+        stdin = self._proc.stdin
+        assert stdin is not None
+        try:
+            while (item := self._queue.get()) is not None:
+                if self.error is not None:
+                    continue  # the writer has stopped recording; the run is stopping
+                try:
+                    frame = _encode(self._prepare(item))
+                except Exception as exc:  # noqa: BLE001 - reported with the game's id
+                    self._fail(f"cannot record game {item[2].game_id}: {type(exc).__name__}: {exc}")
+                    continue
+                try:
+                    stdin.write(_HEADER.pack(len(frame)) + frame)
+                    stdin.flush()
+                except OSError:
+                    pass  # the writer is gone: the listener says why
+        finally:
+            with contextlib.suppress(OSError):
+                stdin.close()  # the writer commits what it has, then exits
+
+    def _listen(self) -> None:
+        stdout = self._proc.stdout
+        assert stdout is not None
+        for line in stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if msg.get("type") == "error":
+                self._fail(str(msg.get("message")))
+            elif msg.get("type") == "done":
+                self.busy, self.cpu, self.games = msg["busy"], msg["cpu"], msg["games"]
+        code = self._proc.wait()
+        if code != 0:
+            tail = (self._proc.stderr.read() if self._proc.stderr else b"").decode(errors="replace").strip()
+            self._fail(f"the store writer exited with status {code}" + (f": {tail.splitlines()[-1]}" if tail else ""))
+
+    def close(self) -> None:
+        """Wait until every submitted game is recorded (or the writer has failed).
+        Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(None)
+        self._sender.join()
+        self._listener.join()
+        if self._proc.stderr is not None:
+            self._proc.stderr.close()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+
+
+# -- the writer process ---------------------------------------------------------------
+
+
+class _Input:
+    """Frames from a pipe, each waited for at most until a deadline."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = bytearray()
+        self.ended = False
+
+    def next(self, deadline: float) -> bytes | None:
+        """The next frame, or None if none is complete by ``deadline`` (or the input ended)."""
+        while True:
+            if len(self.buf) >= _HEADER.size:
+                (size,) = _HEADER.unpack_from(self.buf)
+                if len(self.buf) >= _HEADER.size + size:
+                    frame = bytes(self.buf[_HEADER.size : _HEADER.size + size])
+                    del self.buf[: _HEADER.size + size]
+                    return frame
+            if self.ended:
+                return None
+            if deadline != math.inf:
+                wait = deadline - time.monotonic()
+                if wait <= 0 or not select.select([self.fd], [], [], wait)[0]:
+                    return None
+            data = os.read(self.fd, 1 << 20)
+            if not data:
+                self.ended = True
+            self.buf += data
+
+
+def _serve(results: Path) -> int:
+    from arena.replay import write_replay_json
+
+    with contextlib.suppress(OSError):
+        os.nice(NICE)  # background work: the bots, whose thinking is timed, come first
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the arena's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the arena ends us by closing our input
+    out = sys.stdout
+
+    def say(**msg: Any) -> None:
+        out.write(json.dumps(msg) + "\n")
+        out.flush()
+
+    try:
+        store = open_store(results, create=False)
+    except ArenaError as exc:
+        say(type="error", message=str(exc))
+        return 0
+    source = _Input(sys.stdin.fileno())
+    written: list[_Frame] = []  # replay on disk, row not yet committed
+    due = math.inf
+    failed = False
+    busy = cpu = 0.0
+    games = 0
+
+    def commit() -> None:
+        nonlocal failed, written, due
+        try:
+            with store.batch():
+                for tid, row, _, _ in written:
+                    store.add_game(row, tid)
+        except Exception as exc:  # noqa: BLE001 - the run stops with it
+            ids = ", ".join(row.id for _, row, _, _ in written)
+            say(type="error", message=f"cannot record games {ids}: {type(exc).__name__}: {exc}")
+            failed = True
+        written, due = [], math.inf
+
+    while True:
+        frame = source.next(due)
+        t, c = time.perf_counter(), time.process_time()
+        if frame is not None and not failed:
+            tid, row, rel, data = item = _decode(frame)
+            try:
+                write_replay_json(results / rel, data, durable=False)
+            except OSError as exc:
+                say(type="error", message=f"cannot record game {row.id}: {type(exc).__name__}: {exc}")
+                failed = True
+            else:
+                if not written:
+                    due = time.monotonic() + LINGER
+                written.append(item)
+                games += 1
+        if written and (frame is None or failed or len(written) >= BATCH):
+            commit()
+        busy += time.perf_counter() - t
+        cpu += time.process_time() - c
+        if frame is None and source.ended:
+            break
+    store.close()
+    say(type="done", busy=busy, cpu=cpu, games=games)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m arena.store_writer RESULTS_FOLDER")
+    sys.exit(_serve(Path(sys.argv[1])))

@@ -1,0 +1,102 @@
+"""The writer process: what it is handed reaches the store and the replay folder, even
+when the arena dies without closing it; its failures come back as errors."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from arena.errors import ArenaError
+from arena.store import NewGame, open_store
+from arena.store_writer import _HEADER, StoreWriter, _encode
+
+
+def _store(root: Path) -> tuple[list[int], str]:
+    with open_store(root) as store:
+        bots = [store.bot(f"b{i}", "1", f"hash{i}", f"bots/b{i}").id for i in range(2)]
+        return bots, store.tournament("t1", 2, "standard", {"deals": 1}).id
+
+
+def _row(i: int, bots: list[int]) -> NewGame:
+    return NewGame(
+        id=f"{i:016x}", status="complete", set_id="s", seed=i, players=2, variant="standard", rules="1",
+        time_settings={"turn_ms": 1000}, duration_s=0.5, replay=f"replays/00/{i:016x}.json.gz", bot_ids=bots,
+        points=[3, 1], puddings=[0, 1], ranks=[1, 2], autopilot=[False, False], faults=[{}, {"timeout": 1}],
+        mean_ms=[1.0, 2.0], max_ms=[1.5, 2.5],
+    )
+
+
+def _frame(tid: str, row: NewGame) -> tuple[str, NewGame, str, bytes]:
+    return tid, row, row.replay, b'{"game_id": "%s"}' % row.id.encode()
+
+
+def test_every_game_handed_over_is_recorded_and_the_writer_ends(tmp_path: Path) -> None:
+    bots, tid = _store(tmp_path)
+    writer = StoreWriter(tmp_path, lambda item: _frame(tid, item[0]))
+    for i in range(70):  # more than one group commit
+        writer.submit(_row(i, bots))
+    writer.close()
+    writer.close()  # idempotent
+    assert writer.error is None and writer.games == 70 and writer.cpu > 0
+    with open_store(tmp_path, create=False) as store:
+        games = store.games("t1")
+    assert [g.id for g in games] == [f"{i:016x}" for i in range(70)]
+    assert gzip.decompress((tmp_path / games[5].replay).read_bytes()) == b'{"game_id": "0000000000000005"}'
+    assert games[5].seats[1].faults == {"timeout": 1}
+
+
+def test_the_writer_commits_what_it_has_when_the_arena_dies(tmp_path: Path) -> None:
+    """The arena killed (its end of the pipe closed without a word): the games already
+    sent are committed, and the writer exits; a Ctrl-C to the process group does not
+    stop it first."""
+    bots, tid = _store(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "arena.store_writer", str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None
+    for i in range(3):
+        frame = _encode(_frame(tid, _row(i, bots)))
+        proc.stdin.write(_HEADER.pack(len(frame)) + frame)
+    proc.stdin.flush()
+    time.sleep(0.3)  # started, signal handlers set
+    os.kill(proc.pid, signal.SIGINT)
+    proc.stdin.close()
+    assert proc.wait(timeout=20) == 0
+    with open_store(tmp_path, create=False) as store:
+        assert len(store.games()) == 3
+
+
+def test_a_failure_comes_back_naming_the_game(tmp_path: Path) -> None:
+    bots, tid = _store(tmp_path)
+    (tmp_path / "replays" / "00" / f"{1:016x}.json.gz" / "keep").mkdir(parents=True)  # a folder where a replay goes
+    writer = StoreWriter(tmp_path, lambda item: _frame(tid, item[0]))
+    for i in range(3):
+        writer.submit(_row(i, bots))
+    writer.close()
+    assert isinstance(writer.error, ArenaError) and f"cannot record game {1:016x}" in str(writer.error)
+    with open_store(tmp_path, create=False) as store:
+        assert [g.id for g in store.games()] == [f"{0:016x}"]  # the one before it is kept
+
+
+def test_a_writer_that_cannot_open_the_store_says_so(tmp_path: Path) -> None:
+    writer = StoreWriter(tmp_path / "nowhere", lambda item: item[0])
+    writer.close()
+    assert writer.error is not None and "no results database" in str(writer.error)
+
+
+def test_a_game_that_cannot_be_prepared_is_named(tmp_path: Path) -> None:
+    _store(tmp_path)
+
+    class Game:
+        game_id = "feedfacefeedface"
+
+    def prepare(item: tuple[object, ...]) -> tuple[str, NewGame, str, bytes]:
+        raise ValueError("no row")
+
+    writer = StoreWriter(tmp_path, prepare)
+    writer.submit("t1", None, Game(), None)
+    writer.close()
+    assert writer.error is not None and "cannot record game feedfacefeedface: ValueError: no row" in str(writer.error)
