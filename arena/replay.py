@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gzip
 import os
-import tempfile
+import threading
 import zlib
 from pathlib import Path
 from typing import Any, Literal
@@ -209,20 +209,27 @@ def write_replay(path: Path, replay: Replay, *, durable: bool = True) -> None:
 def write_replay_json(path: Path, data: bytes, *, durable: bool = True) -> None:
     """:func:`write_replay` of a replay already encoded (:func:`encode_replay`)."""
     data = gzip.compress(data, compresslevel=1, mtime=0)  # 3x faster than 6, files 1.3x larger
+    # A temporary name of this process and thread (tempfile's random names cost more than
+    # the write); one left by a crash is taken over.
+    tmp = path.parent / f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd = os.open(tmp, flags, 0o644)
     except FileNotFoundError:  # the folder is made on first need (a tournament makes them all at once)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd = os.open(tmp, flags, 0o644)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
             if durable:
-                f.flush()
-                os.fsync(f.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -20,6 +20,7 @@ readers (``arena leaderboard`` while a run goes on) may open it concurrently.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 import time
@@ -203,6 +204,32 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("COMMIT")
 
 
+_INSERT_GAME = (
+    "INSERT INTO games (id, status, set_id, seed, players, variant, rules, time_settings, duration_s, "
+    "finished, replay, void_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _settings_json(settings: Mapping[str, Any]) -> str:
+    """The time settings as stored (the same few for every game of a run: made once)."""
+    try:
+        return _settings_json_of(tuple(sorted(settings.items())))
+    except TypeError:  # a value that cannot be a cache key
+        return json.dumps(dict(settings), sort_keys=True)
+
+
+@functools.lru_cache(maxsize=16)
+def _settings_json_of(items: tuple[tuple[str, Any], ...]) -> str:
+    return json.dumps(dict(items), sort_keys=True)
+
+
+def _faults_json(faults: Mapping[str, int]) -> str:
+    """A seat's faults by kind, the kinds it had only."""
+    if not any(faults.values()):
+        return "{}"
+    return json.dumps({k: v for k, v in faults.items() if v})
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -368,33 +395,31 @@ class Store:
                 continue
             if len(getattr(game, field_name)) != n:
                 raise ValueError(f"game {game.id}: {field_name} has {len(getattr(game, field_name))} entries for {n} seats")
+        row = (
+            game.id, game.status, game.set_id, game.seed, game.players, game.variant, game.rules,
+            _settings_json(game.time_settings), round(game.duration_s, 4), _now(),
+            game.replay, game.void_reason,
+        )
         with self._tx():
-            old = self._conn.execute("SELECT status FROM games WHERE id = ?", (game.id,)).fetchone()
-            if old is not None and old[0] == "complete":
-                if tournament_id is not None:
-                    self._conn.execute(
-                        "INSERT OR IGNORE INTO tournament_games (tournament_id, game_id) VALUES (?, ?)",
-                        (tournament_id, game.id),
-                    )
-                return False
-            if old is not None:
-                self._conn.execute("DELETE FROM games WHERE id = ?", (game.id,))
-            self._conn.execute(
-                "INSERT INTO games (id, status, set_id, seed, players, variant, rules, time_settings, duration_s, "
-                "finished, replay, void_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    game.id, game.status, game.set_id, game.seed, game.players, game.variant, game.rules,
-                    json.dumps(dict(game.time_settings), sort_keys=True), round(game.duration_s, 4), _now(),
-                    game.replay, game.void_reason,
-                ),
-            )
+            # The usual case, a new game, in one statement; an existing row is looked at.
+            if self._conn.execute(_INSERT_GAME.replace("INSERT", "INSERT OR IGNORE", 1), row).rowcount == 0:
+                old = self._conn.execute("SELECT status FROM games WHERE id = ?", (game.id,)).fetchone()
+                if old[0] == "complete":
+                    if tournament_id is not None:
+                        self._conn.execute(
+                            "INSERT OR IGNORE INTO tournament_games (tournament_id, game_id) VALUES (?, ?)",
+                            (tournament_id, game.id),
+                        )
+                    return False
+                self._conn.execute("DELETE FROM games WHERE id = ?", (game.id,))  # a void game, played again
+                self._conn.execute(_INSERT_GAME, row)
             self._conn.executemany(
                 "INSERT INTO game_seats (game_id, seat, bot_id, points, puddings, rank, autopilot, faults, mean_ms, max_ms, "
                 "cpu_ms, peak_mb) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         game.id, s, game.bot_ids[s], game.points[s], game.puddings[s], game.ranks[s],
-                        int(game.autopilot[s]), json.dumps({k: v for k, v in game.faults[s].items() if v}),
+                        int(game.autopilot[s]), _faults_json(game.faults[s]),
                         game.mean_ms[s], game.max_ms[s],
                         game.cpu_ms[s] if game.cpu_ms else None, game.peak_mb[s] if game.peak_mb else None,
                     )

@@ -78,6 +78,7 @@ class StoreWriter:
         self.cpu = 0.0  # the writer's CPU seconds spent writing
         self.games = 0
         self._closed = False
+        self._done = threading.Event()  # the writer has recorded everything, or is gone
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "arena.store_writer", str(results)],
@@ -130,10 +131,15 @@ class StoreWriter:
                 self._fail(str(msg.get("message")))
             elif msg.get("type") == "done":
                 self.busy, self.cpu, self.games = msg["busy"], msg["cpu"], msg["games"]
+                self._done.set()  # everything is recorded: close() need not wait for the exit
         code = self._proc.wait()
         if code != 0:
             tail = (self._proc.stderr.read() if self._proc.stderr else b"").decode(errors="replace").strip()
             self._fail(f"the store writer exited with status {code}" + (f": {tail.splitlines()[-1]}" if tail else ""))
+        for pipe in (self._proc.stdout, self._proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        self._done.set()
 
     def close(self) -> None:
         """Wait until every submitted game is recorded (or the writer has failed).
@@ -143,11 +149,7 @@ class StoreWriter:
         self._closed = True
         self._queue.put(None)
         self._sender.join()
-        self._listener.join()
-        if self._proc.stderr is not None:
-            self._proc.stderr.close()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
+        self._done.wait()  # its exit is reaped by the listener thread
 
 
 # -- the writer process ---------------------------------------------------------------
@@ -242,7 +244,8 @@ def _serve(results: Path) -> int:
             break
     store.close()
     say(type="done", busy=busy, cpu=cpu, games=games)
-    return 0
+    sys.stdout.close()
+    os._exit(0)  # nothing left to tear down: the arena need not wait for it
 
 
 if __name__ == "__main__":

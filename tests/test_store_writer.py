@@ -65,6 +65,8 @@ def test_the_writer_commits_what_it_has_when_the_arena_dies(tmp_path: Path) -> N
     os.kill(proc.pid, signal.SIGINT)
     proc.stdin.close()
     assert proc.wait(timeout=20) == 0
+    assert proc.stdout is not None and b'"done"' in proc.stdout.read()
+    proc.stdout.close()
     with open_store(tmp_path, create=False) as store:
         assert len(store.games()) == 3
 
