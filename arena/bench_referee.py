@@ -26,12 +26,16 @@ answer at once, so what is measured is the arena, not the bots.
   in Python, moves much less.
 - Other work on the pinned CPU inflates both figures, but not equally (the referee,
   which uses far more CPU, loses more time slices to it): compare ratios from a quiet
-  machine. Measured on a quiet 2-CPU VM: referee about 110 µs/cycle against raw 23.5
-  (ratio about 4.6; 12.5 before the referee asked all seats from one task and built
-  the acts' common parts once per turn). Where the 110 µs go, roughly: 50 in the
-  exchange (35 of them this process's CPU, the rest the bots'), 24 building the acts,
-  6 applying the turn in the engine, 13 checking and recording the replies, and 19 per
-  game (new game, game_start, game_over, the replay's shell) spread over its 21 cycles.
+  machine. Measured on a quiet 2-CPU VM: referee 92–95 µs/cycle against raw 24 (ratio
+  3.8–3.9; 12.5 before the referee asked all seats from one task and built the acts'
+  common parts once per turn, 4.6 before events went from the engine's log straight to
+  JSON). Where the time goes, roughly: 48 µs in the exchange (39 of them the system calls
+  and the bots' turns: each write to a bot's pipe lets that bot run at once, because the
+  referee, busy in Python, is always behind the bots in the scheduler's count, so the
+  referee's process is switched out 3.7 times a cycle against 0.7 for the raw loop),
+  20 building the acts, 6 applying the turn in the engine, 8 checking and recording the
+  replies, and 12 per game (new game, game_start, game_over, the replay's shell) spread
+  over its 21 cycles.
 """
 
 from __future__ import annotations
