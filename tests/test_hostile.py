@@ -67,11 +67,12 @@ def processes_in(folder: Path) -> list[str]:
         try:
             cwd = os.readlink(f"/proc/{entry}/cwd")
             state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and (cwd == str(folder) or cwd.startswith(str(folder) + "/")):
+            if state == "Z" or not (cwd == str(folder) or cwd.startswith(str(folder) + "/")):
+                continue
             cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            found.append(f"{entry}: {cmd}")
+        except OSError:  # (ProcessLookupError included) it ended while we looked: gone
+            continue
+        found.append(f"{entry}: {cmd}")
     return found
 
 

@@ -225,6 +225,14 @@ def _wait_for_games(db: Path, n: int, proc: subprocess.Popen, timeout: float = 6
         time.sleep(0.02)
 
 
+def _alive(pid: int) -> bool:
+    """The process runs (not ended, not a zombie)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:  # (ProcessLookupError included) gone
+        return False
+
+
 def _children_of(pid: int) -> list[int]:
     out = []
     for entry in Path("/proc").iterdir():
@@ -257,7 +265,7 @@ def test_a_run_stopped_at_any_moment_resumes_without_losing_or_repeating_a_game(
         assert b"run the same command again" in stderr
     # No bot outlives the arena.
     deadline = time.monotonic() + 5
-    while any(Path(f"/proc/{p}").exists() and "Z" not in (Path(f"/proc/{p}/stat").read_text().split()[2:3] or ["Z"]) for p in bot_pids):
+    while any(_alive(p) for p in bot_pids):
         assert time.monotonic() < deadline, f"bot processes left behind: {bot_pids}"
         time.sleep(0.05)
     kept = game_ids(res)
