@@ -57,6 +57,7 @@ LINGER = 0.05
 #: The writer's niceness (added to the arena's).
 NICE = 10
 
+_ARENA_ROOT = str(Path(__file__).resolve().parent.parent)  # the folder holding the arena package
 _HEADER = struct.Struct(">I")  # the length of the frame that follows
 _Frame = tuple[str | None, NewGame, str, bytes]  # tournament id, row, replay path, replay JSON
 _encode = msgspec.msgpack.Encoder().encode
@@ -80,8 +81,13 @@ class StoreWriter:
         self._closed = False
         self._done = threading.Event()  # the writer has recorded everything, or is gone
         self._queue: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        # The same arena as this process's, whatever the current folder holds (-P: the
+        # current folder is not on the writer's import path).
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (_ARENA_ROOT, env.get("PYTHONPATH"))))
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "arena.store_writer", str(results)],
+            [sys.executable, "-P", "-m", "arena.store_writer", str(results)],
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
