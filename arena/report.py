@@ -55,7 +55,7 @@ from arena.engine.scoring import maki_points, maki_symbols, set_points
 from arena.errors import ArenaError
 from arena.ratings import bot_stats, fit_elo, head_to_head
 from arena.replay import Replay, ReplayError, read_replay
-from arena.standings import Standings, pick_tournament, results_of, standings
+from arena.standings import Standings, current_games, pick_tournament, results_of, standings
 from arena.store import GameRow, Store
 
 #: Bumped whenever the shape of ``data.js`` or of a game file changes.
@@ -487,8 +487,8 @@ def report_data(
     details and the list of games. ``read`` gives each game's replay facts (default: none)."""
     t = pick_tournament(store, tournament_id)
     st = table if table is not None else standings(store, t.id, h2h=True)
-    rated = store.games(t.id, players=st.players, variant=st.variant)
-    listed = store.games(t.id, status=None)
+    rated = current_games(store, t.id, store.games(t.id, players=st.players, variant=st.variant))
+    listed = current_games(store, t.id, store.games(t.id, status=None))
     results = results_of(rated)
     bots: dict[str, dict[str, Any]] = {}
     for row in st.rows:

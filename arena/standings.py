@@ -59,6 +59,17 @@ def results_of(games: Sequence[GameRow]) -> list[GameResult]:
     ]
 
 
+def current_games(store: Store, tournament_id: str, games: Sequence[GameRow]) -> list[GameRow]:
+    """The tournament's games among the bot versions of its latest run: a bot whose files
+    changed since is a new version, and the old version's games leave the tournament's
+    table (they stay in the history: ``arena leaderboard --all``). Every game, if the
+    tournament has no recorded entrants."""
+    ids = store.entrant_ids(tournament_id)
+    if not ids:
+        return list(games)
+    return [g for g in games if all(s.bot.id in ids for s in g.seats)]
+
+
 def pick_tournament(
     store: Store, tournament_id: str | None, players: int | None = None, variant: str | None = None
 ) -> TournamentRow:
@@ -102,6 +113,8 @@ def standings(
     fmt_players = players if players is not None else t.players  # type: ignore[union-attr]
     fmt_variant = variant if variant is not None else (t.variant if t else "standard")
     games = store.games(None if all_games else t.id, players=fmt_players, variant=fmt_variant)  # type: ignore[union-attr]
+    if not all_games:
+        games = current_games(store, t.id, games)  # type: ignore[union-attr]
     results = results_of(games)
     versions = {s.bot.key: s.bot for g in games for s in g.seats}
     usage = _usage(games)

@@ -340,6 +340,13 @@ class Store:
                 [(tournament_id, name, reason, path) for name, path, reason in skipped],
             )
 
+    def entrant_ids(self, tournament_id: str) -> set[int]:
+        """The bot versions (bot ids) that took part in the latest run of this tournament."""
+        rows = self._conn.execute(
+            "SELECT bot_id FROM tournament_bots WHERE tournament_id = ? AND status = 'ok'", (tournament_id,)
+        )
+        return {r[0] for r in rows}
+
     def skipped(self, tournament_id: str) -> list[dict[str, str]]:
         rows = self._conn.execute(
             "SELECT name, path, reason FROM tournament_bots WHERE tournament_id = ? AND status = 'skipped' ORDER BY name",

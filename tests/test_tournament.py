@@ -130,6 +130,12 @@ def test_ladder_adding_a_bot_plays_only_its_games(tmp_path: Path) -> None:
     rows = json.loads(lb.stdout)["rows"]
     greedy_versions = {r["key"] for r in rows if r["bot"] == "greedy"}
     assert len(greedy_versions) == 2
+    # The run's table (and the tournament's leaderboard) are of the bots as they are now:
+    # the current greedy only, over the 12 games among the current versions.
+    new_greedy = next(r["key"] for r in third["rows"] if r["bot"] == "greedy")
+    assert [r["bot"] for r in third["rows"]].count("greedy") == 1 and third["games"] == 12
+    lb = json.loads(CliRunner().invoke(app, ["leaderboard", str(res), "--json"]).stdout)
+    assert lb["games"] == 12 and [r["key"] for r in lb["rows"] if r["bot"] == "greedy"] == [new_greedy]
 
 
 def test_bots_that_cannot_take_part_are_reported_and_skipped(tmp_path: Path) -> None:
