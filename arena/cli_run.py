@@ -4,6 +4,7 @@ Registered on the app of :mod:`arena.cli` (imported at its end)."""
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from pathlib import Path
@@ -43,49 +44,101 @@ def _anchor(value: str | None) -> tuple[str, float] | None:
 # -- the leaderboard table -------------------------------------------------------------------
 
 
-def leaderboard_table(st: Any) -> Table:
-    """The rich table of a :class:`~arena.standings.Standings`."""
+def leaderboard_table(st: Any, width: int | None = None) -> Table:
+    """The rich table of a :class:`~arena.standings.Standings`, with as many of its
+    columns as ``width`` (default: the output's) holds: on a narrow terminal the least
+    needed ones go first (peak MB, CPU ms, the version, the interval), never a number
+    cut short."""
     title = f"{st.tournament or 'all games'} · {st.players} players, {st.variant} · {st.games} games"
-    return _rows_table(st.rows, title=title)
+    return _rows_table(st.rows, title=title, width=out.width if width is None else width)
 
 
-def _rows_table(rows: list[dict[str, Any]], *, title: str, live: bool = False) -> Table:
+#: The leaderboard's optional columns, in the order they are given up when space is short.
+_OPTIONAL = ("peak MB", "CPU ms", "ver", "95% CI")
+
+
+def _rows_table(rows: list[dict[str, Any]], *, title: str, live: bool = False, width: int | None = None) -> Table:
     """Leaderboard rows as a table; ``live`` rows (during a run) have no interval,
-    version or usage yet."""
+    version or usage yet. With ``width``, optional columns are left out until it fits."""
+    dropped: set[str] = set() if not live else set(_OPTIONAL)
+    table = _build_rows_table(rows, title, dropped, live)
+    if width is not None:
+        for col in _OPTIONAL:
+            if col in dropped or _table_width(table) <= width:
+                continue
+            dropped.add(col)
+            table = _build_rows_table(rows, title, dropped, live)
+    return table
+
+
+def _table_width(table: Table) -> int:
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    console = Console(width=10_000, file=io.StringIO())
+    return Measurement.get(console, console.options, table).maximum
+
+
+def _build_rows_table(rows: list[dict[str, Any]], title: str, dropped: set[str], live: bool) -> Table:
     from arena.standings import fault_summary
 
+    def shown(col: str) -> bool:
+        return col not in dropped
+
     table = Table(title=title, title_justify="left", header_style="bold")
-    table.add_column("#", justify="right")
+    table.add_column("#", justify="right", no_wrap=True)
     table.add_column("bot", style="bold cyan", no_wrap=True)
-    if not live:
+    if shown("ver"):
         table.add_column("ver", style="dim", no_wrap=True, max_width=12)
-    table.add_column("Elo", justify="right", style="bold")
-    if not live:
+    table.add_column("Elo", justify="right", style="bold", no_wrap=True)
+    if shown("95% CI"):
         table.add_column("95% CI", justify="right", style="dim", no_wrap=True)
     for col in ("games", "wins", "pts", "rank"):
-        table.add_column(col, justify="right")
-    if not live:
-        table.add_column("CPU ms", justify="right", style="dim")  # per game, the mean
-        table.add_column("peak MB", justify="right", style="dim")
+        table.add_column(col, justify="right", no_wrap=True)
+    if shown("CPU ms"):
+        table.add_column("CPU ms", justify="right", style="dim", no_wrap=True)  # per game, the mean
+    if shown("peak MB"):
+        table.add_column("peak MB", justify="right", style="dim", no_wrap=True)
     table.add_column("faults", justify="right")
     for r in rows:
+        cells: list[Any] = [str(r["rank"]), r["label"]]
+        if shown("ver"):
+            cells.append(r["version"] or r["hash"][:8])
+        cells.append(f"{r['elo']:.0f}")
+        if shown("95% CI"):
+            cells.append(f"{r['elo_low'] - r['elo']:+.0f} {r['elo_high'] - r['elo']:+.0f}")
+        cells += [str(r["games"]), f"{r['wins']:g}", f"{r['mean_points']:.1f}", f"{r['mean_rank']:.2f}"]
+        if shown("CPU ms"):
+            cells.append(_num(r.get("cpu_ms")))
+        if shown("peak MB"):
+            cells.append(_num(r.get("peak_mb")))
         faults = sum(r["faults"].values())
-        extra = [] if live else [f"{r['elo_low'] - r['elo']:+.0f} {r['elo_high'] - r['elo']:+.0f}"]
-        version = [] if live else [r["version"] or r["hash"][:8]]
-        usage = [] if live else [_num(r.get("cpu_ms")), _num(r.get("peak_mb"))]
-        table.add_row(
-            str(r["rank"]),
-            r["label"],
-            *version,
-            f"{r['elo']:.0f}",
-            *extra,
-            str(r["games"]),
-            f"{r['wins']:g}",
-            f"{r['mean_points']:.1f}",
-            f"{r['mean_rank']:.2f}",
-            *usage,
-            Text(fault_summary(r["faults"]) if not live else str(faults), style="red" if faults else "dim"),
-        )
+        cells.append(Text(fault_summary(r["faults"]) if not live else str(faults), style="red" if faults else "dim"))
+        table.add_row(*cells)
+    return table
+
+
+def _seats_text(g: Any) -> Text:
+    seats = Text()
+    for s in g.seats:
+        if s.seat:
+            seats.append(" · ")
+        mark = ("*" if s.rank == 1 else "") + ("!" if s.autopilot else "")
+        seats.append(f"{s.bot.name} {s.points}{mark}", style="bold green" if s.rank == 1 else "")
+    return seats
+
+
+def _games_table(rows: list[Any], paths: list[str], title: str) -> Table:
+    """The games with their replays' paths (never broken: a path is for copying)."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("game", no_wrap=True)
+    table.add_column("seats: points (* won, ! ended on autopilot)")
+    table.add_column("faults", justify="right", no_wrap=True)
+    table.add_column("replay", no_wrap=True)
+    for g, path in zip(rows, paths, strict=True):
+        faults = sum(sum(s.faults.values()) for s in g.seats)
+        gid = Text(g.id + (" void" if g.status == "void" else ""), style="yellow" if g.status == "void" else "")
+        table.add_row(gid, _seats_text(g), Text(str(faults), style="red" if faults else "dim"), path)
     return table
 
 
@@ -422,21 +475,25 @@ def games_command(
             )
         )
         return
-    table = Table(title=f"{len(rows)} game(s)" + (f" with {bot}" if bot else ""), title_justify="left")
-    table.add_column("game", no_wrap=True)
-    table.add_column("seats: points (winner in bold)")
-    table.add_column("faults", justify="right")
-    table.add_column("replay", overflow="fold")
-    for g in rows:
-        seats = Text()
-        for s in g.seats:
-            if s.seat:
-                seats.append(" · ")
-            seats.append(f"{s.bot.name} {s.points}", style="bold green" if s.rank == 1 else "")
+    paths = [str(results / g.replay) for g in rows]
+    title = f"{len(rows)} game(s)" + (f" with {bot}" if bot else "")
+    table = _games_table(rows, paths, title)
+    if _table_width(table) <= out.width:
+        out.print(table)
+        return
+    # Too narrow for the table: a game per line, its replay's path under it, never broken
+    # (a path longer than the terminal is left to the terminal to wrap, so it copies whole).
+    out.print(Text(f"{title} (* won, ! ended on autopilot)", style="bold"))
+    for g, path in zip(rows, paths, strict=True):
+        line = Text(g.id, style="yellow" if g.status == "void" else "")
+        if g.status == "void":
+            line.append(" void", style="yellow")
+        line.append("  ")
+        line.append_text(_seats_text(g))
         faults = sum(sum(s.faults.values()) for s in g.seats)
-        gid = Text(g.id + (" void" if g.status == "void" else ""), style="yellow" if g.status == "void" else "")
-        table.add_row(gid, seats, Text(str(faults), style="red" if faults else "dim"), str(results / g.replay))
-    out.print(table)
+        line.append(f"  faults {faults}", style="red" if faults else "dim")
+        out.print(line)
+        out.print(Text("  " + path, style="dim"), soft_wrap=True)
 
 
 @bench_app.command("tournament")
