@@ -271,7 +271,11 @@ class ConsoleReporter:
             now = time.monotonic()
             if total <= 100 or now - self.last_line > 10 or done == total:
                 self.last_line = now
-                scores = " ".join(f"{b}:{p}" for b, p in zip(game.seats, record.scores, strict=False))
+                marks = [
+                    ("*" if rank == 1 else "") + ("!" if auto else "")
+                    for rank, auto in zip(record.ranks, record.autopilot, strict=False)
+                ]
+                scores = " ".join(f"{b}:{p}{m}" for b, p, m in zip(game.seats, record.scores, marks, strict=False))
                 status = "" if record.status == "complete" else f" VOID ({record.void_reason.splitlines()[0]})"
                 err.print(f"[{done}/{total}] game {record.game_id} {scores}{status}", highlight=False)
 
