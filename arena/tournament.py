@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import signal
 import time
@@ -39,7 +40,7 @@ import trio
 
 from arena.bots import BotError
 from arena.bots.manifest import BotManifest, discover_bots, prepare_bot
-from arena.bots.sandbox import Limits, SandboxSettings, resolve_level
+from arena.bots.sandbox import Level, Limits, SandboxSettings, resolve_level
 from arena.engine import RULES_VERSION, GameConfig, Variant
 from arena.errors import ArenaError
 from arena.referee import (
@@ -184,10 +185,54 @@ def load_config(path: Path) -> dict[str, Any]:
         if isinstance(value, bool) and want is not bool or not isinstance(value, want):
             names = " or ".join(t.__name__ for t in (want if isinstance(want, tuple) else (want,)))
             raise ArenaError(f"{path}: setting {key!r} must be {names}, not {type(value).__name__} ({value!r})")
+        _check_config_value(path, key, norm, value)
         if norm in ("bots", "results"):
             value = str((path.parent / value).resolve()) if not Path(value).is_absolute() else value
         out[norm] = value
     return out
+
+
+# The bounds of `arena run`'s options, for the same settings given in a config file.
+_CONFIG_MINIMUM: dict[str, int | float] = {
+    "deals": 1, "games": 1, "seed": 0, "jobs": 1, "hello_ms": 1, "turn_ms": 1, "bank_ms": 0, "time_scale": 0.001,
+}
+_CONFIG_CHOICES: dict[str, tuple[str, ...]] = {
+    "variant": tuple(v.value for v in Variant),
+    "seatings": SEATINGS,
+    "sandbox": tuple(lv.value for lv in Level),
+}
+
+
+def _check_config_value(path: Path, key: str, norm: str, value: Any) -> None:
+    """A config file's value checked where it is read, so that a mistake in it is
+    reported as the file's and the key's (the same mistake as a flag names the flag)."""
+    where = f"{path}: {key}"
+    if norm in _CONFIG_CHOICES and value not in _CONFIG_CHOICES[norm]:
+        raise ArenaError(f"{where} must be one of {', '.join(_CONFIG_CHOICES[norm])}, not {value!r}")
+    if norm == "players" and not 2 <= value <= 5:
+        raise ArenaError(f"{where} must be from 2 to 5, not {value!r}")
+    if norm in _CONFIG_MINIMUM and not value >= _CONFIG_MINIMUM[norm]:  # `not >=`: NaN too
+        raise ArenaError(f"{where} must be at least {_CONFIG_MINIMUM[norm]:g}, not {value!r}")
+    if norm == "limits":
+        try:
+            # (No "[limits]" in the message: the CLI prints errors as Rich markup, which would eat it.)
+            Limits.from_table(value, f"{path}: the run's caps on bots' limits")
+        except ValueError as exc:
+            raise ArenaError(str(exc)) from None
+    if norm == "anchor":
+        bot, sep, elo = value.partition("=")
+        try:
+            if not sep or not bot or not math.isfinite(float(elo)):
+                raise ValueError
+        except ValueError:
+            raise ArenaError(f"{where} takes BOT=ELO, e.g. {key} = \"greedy=1500\"; not {value!r}") from None
+    if norm == "cluster":
+        from arena.cluster import parse_cluster  # Dask itself is imported only to play
+
+        try:
+            parse_cluster(value)
+        except ArenaError as exc:
+            raise ArenaError(f"{path}: {key}{str(exc).removeprefix('--cluster')}") from None
 
 
 # -- progress ---------------------------------------------------------------------------

@@ -390,3 +390,39 @@ def test_relative_folders_work_for_bots_with_a_build_step(tmp_path: Path, monkey
     assert doc["skipped"] == []
     assert {r["bot"] for r in doc["rows"]} == {"random", "c-greedy"}
     assert (tmp_path / "res" / "build").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('sandbox = "strcit"', "c3.toml: sandbox must be one of none, limits, strict, not 'strcit'"),
+        ('seatings = "al"', "c3.toml: seatings must be one of rotations, all, not 'al'"),
+        ('variant = "basic"', "c3.toml: variant must be one of standard, alternate, dummy, not 'basic'"),
+        ("deals = 0", "c3.toml: deals must be at least 1, not 0"),
+        ("players = 9", "c3.toml: players must be from 2 to 5, not 9"),
+        ("jobs = 0", "c3.toml: jobs must be at least 1, not 0"),
+        ("turn-ms = 0", "c3.toml: turn-ms must be at least 1, not 0"),
+        ("time_scale = nan", "c3.toml: time_scale must be at least 0.001, not nan"),
+        ('anchor = "greedy"', "c3.toml: anchor takes BOT=ELO"),
+        ('cluster = "local:0"', "c3.toml: cluster takes a scheduler address"),
+        ('[limits]\nmemory_mb = "big"', "c3.toml: the run's caps on bots' limits: limit 'memory_mb' must be a positive whole number, not 'big'"),
+    ],
+)
+def test_a_bad_value_in_the_config_file_names_the_file_and_the_key(tmp_path: Path, line: str, message: str) -> None:
+    make_bots(tmp_path / "bots", ("random", "greedy"))
+    cfg = tmp_path / "c3.toml"
+    cfg.write_text(f'bots = "bots"\nresults = "out"\n{line}\n')
+    result = CliRunner().invoke(app, ["run", "--config", str(cfg)])
+    assert result.exit_code == 1, result.output
+    assert str(result.exception).startswith(f"{tmp_path}/{message}"), str(result.exception)
+    assert not (tmp_path / "out").exists()  # refused before anything was made
+
+
+def test_the_same_mistake_as_a_flag_names_the_flag(tmp_path: Path) -> None:
+    make_bots(tmp_path / "bots", ("random", "greedy"))
+    cfg = tmp_path / "c3.toml"
+    cfg.write_text('bots = "bots"\nresults = "out"\nseatings = "all"\n')
+    for flag in (["--seatings", "al"], ["--sandbox", "strcit"]):
+        result = CliRunner().invoke(app, ["run", "--config", str(cfg), *flag])
+        assert result.exit_code == 1, result.output
+        assert str(result.exception).startswith(f"{flag[0]} must be one of"), str(result.exception)
