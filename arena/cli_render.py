@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from arena.replay import Replay
+from arena.replay import FaultRecord, Replay
 
 SHORT = {
     "tempura": "tempura",
@@ -88,10 +88,42 @@ def result_table(replay: Replay) -> Table:
     return table
 
 
+def outside_faults(replay: Replay) -> tuple[list[FaultRecord], list[FaultRecord]]:
+    """The faults outside any turn (round 0), split into those of the start (hello,
+    game_start: before the first turn) and the others (game_over: after the last turn)."""
+    before: list[FaultRecord] = []
+    after: list[FaultRecord] = []
+    for f in replay.faults:
+        if f.round == 0:
+            (before if f.message.startswith(_START_PREFIXES) else after).append(f)
+    return before, after
+
+
+_START_PREFIXES = ("game_start:", "hello:")
+
+
+def render_outside_faults(console: Console, replay: Replay, faults: list[FaultRecord], title: str) -> None:
+    """A short block of faults outside the turns: seat, bot, kind and message of each."""
+    if not faults:
+        return
+    console.print(Text(title, style="bold"))
+    for f in faults:
+        bot = replay.seats[f.seat].bot if 0 <= f.seat < len(replay.seats) else "?"
+        line = Text(f"  seat {f.seat} {bot} · ")
+        line.append(f.kind, style=FAULT_STYLE)
+        line.append(f": {f.message}", style="red")
+        console.print(line)
+
+
 def render_game(console: Console, replay: Replay, *, verbose: bool = False, only: tuple[int, int] | None = None) -> None:
-    """Print a game: every turn (when ``verbose`` or ``only``), then the result."""
+    """Print a game: the faults of its start, every turn (when ``verbose`` or ``only``),
+    the faults after its last turn, then the result. With ``only`` (one turn), the faults
+    outside the turns are left out."""
+    before, after = outside_faults(replay) if only is None else ([], [])
+    render_outside_faults(console, replay, before, "Before the first turn")
     if verbose or only is not None:
         render_turns(console, replay, only=only)
+    render_outside_faults(console, replay, after, "After the last turn" if verbose else "Outside the turns")
     if replay.status == "void":
         console.print(Text(f"The game was void (not rated): {replay.void_reason.splitlines()[0]}", style=FAULT_STYLE))
         return

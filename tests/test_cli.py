@@ -134,3 +134,43 @@ def test_schema_lists_every_message() -> None:
     text = json.dumps(schema)
     for name in ("Hello", "GameStart", "Act", "GameOver", "Shutdown", "HelloReply", "Ready", "Action", "Ack"):
         assert name in text
+
+
+def _flat(text: str) -> str:
+    """Output with its line wrapping undone, for phrases a wide message may split."""
+    return " ".join(text.split())
+
+
+def test_a_bot_that_crashes_at_start_up_shows_why(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.chdir(tmp_path)
+    crasher = tmp_path / "crashbot.py"
+    crasher.write_text('import sys\nprint("missing model file weights.bin", file=sys.stderr)\nsys.exit(1)\n')
+    replay = tmp_path / "c.json.gz"
+    played = runner.invoke(app, ["play", str(crasher), TESTBOT, "--replay", str(replay)])
+    assert played.exit_code == 0, played.output
+    text = _flat(played.output)
+    assert "Before the first turn" in text and "seat 0 crashbot · crash: game_start:" in text
+    assert "missing model file weights.bin" in text
+    assert text.index("missing model file") < text.index("rank")  # before the final table
+    shown = runner.invoke(app, ["replay", str(replay)])
+    assert shown.exit_code == 0, shown.output
+    text = _flat(shown.output)
+    assert "missing model file weights.bin" in text
+    assert text.index("Before the first turn") < text.index("Round 1 turn 1")
+
+
+def test_a_fault_after_the_last_turn_is_shown_after_it(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    from arena.replay import FaultRecord, read_replay, write_replay
+
+    monkeypatch.chdir(tmp_path)
+    replay, _ = _play(tmp_path)
+    rep = read_replay(replay)
+    rep.faults.append(FaultRecord(seat=1, round=0, turn=0, kind="timeout", message="game_over: no reply before the deadline"))
+    write_replay(replay, rep)
+    text = _flat(runner.invoke(app, ["replay", str(replay)]).output)
+    fault = text.index("seat 1 testbot · timeout: game_over: no reply before the deadline")
+    assert text.rindex("Round 3 turn") < text.index("After the last turn") < fault < text.index(f"Game {rep.game_id}")
+    assert "Before the first turn" not in text
+    one_turn = runner.invoke(app, ["replay", str(replay), "--turn", "1.1"])
+    assert one_turn.exit_code == 0 and "game_over" not in one_turn.output
+
