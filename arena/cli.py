@@ -280,6 +280,28 @@ def play_command(
         raise typer.Exit(1)
 
 
+def _check_turn_shown(replay, only: tuple[int, int], file: Path) -> None:  # noqa: ANN001
+    """An :class:`ArenaError` naming the file, the turn and the turns the game has,
+    unless ``arena replay --turn`` can show turn ``only`` of ``replay``."""
+    from arena.cli_render import shown_turns
+
+    turns = shown_turns(replay)
+    rnd, turn = only
+    if turn in turns.get(rnd, ()):
+        return
+    if not turns:
+        held = "it has no turns: the game was void before its first one"
+    else:
+        rounds = sorted(turns)
+        held = f"rounds {rounds[0]} to {rounds[-1]}" if len(rounds) > 1 else f"round {rounds[0]} only"
+        if rnd in turns:
+            held = f"round {rnd} has turns {min(turns[rnd])} to {max(turns[rnd])}"
+        elif len({(min(t), max(t)) for t in turns.values()}) == 1:
+            first = turns[rounds[0]]
+            held += f", each with turns {min(first)} to {max(first)}"
+    raise ArenaError(f"{file}: no turn {rnd}.{turn} in this game ({held})")
+
+
 @app.command("replay")
 def replay_command(
     file: Annotated[Path, typer.Argument(help="A replay file (*.json.gz).")],
@@ -339,6 +361,8 @@ def replay_command(
         rep = read_replay(file)
     except ReplayError as exc:
         raise ArenaError(str(exc)) from None
+    if only is not None:
+        _check_turn_shown(rep, only, file)
     if html is not None:
         from arena.report import write_replay_page
 

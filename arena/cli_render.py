@@ -130,6 +130,16 @@ def render_game(console: Console, replay: Replay, *, verbose: bool = False, only
     console.print(result_table(replay))
 
 
+def shown_turns(replay: Replay) -> dict[int, list[int]]:
+    """Per round, the turns :func:`render_turns` can show (the last card, played for
+    everyone, included), in order."""
+    turns: dict[int, list[int]] = {}
+    for ev in replay.event_dicts():
+        if ev["type"] in ("reveal", "last_card"):
+            turns.setdefault(ev["round"], []).append(ev["turn"])
+    return turns
+
+
 def render_turns(console: Console, replay: Replay, *, only: tuple[int, int] | None = None) -> None:
     kinds = replay.cards
     seats = len(replay.seats)

@@ -174,3 +174,25 @@ def test_a_fault_after_the_last_turn_is_shown_after_it(tmp_path, monkeypatch) ->
     one_turn = runner.invoke(app, ["replay", str(replay), "--turn", "1.1"])
     assert one_turn.exit_code == 0 and "game_over" not in one_turn.output
 
+
+def test_replay_of_a_turn_not_in_the_game_is_an_error(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    from arena.errors import ArenaError
+
+    monkeypatch.chdir(tmp_path)
+    replay, _ = _play(tmp_path)
+    for turn, says in (
+        ("4.1", "g.json.gz: no turn 4.1 in this game (rounds 1 to 3, each with turns 1 to 9)"),
+        ("2.10", "g.json.gz: no turn 2.10 in this game (round 2 has turns 1 to 9)"),
+        ("2.0", "no turn 2.0 in this game (round 2 has turns 1 to 9)"),
+    ):
+        result = runner.invoke(app, ["replay", str(replay), "--turn", turn])
+        assert result.exit_code == 1
+        assert isinstance(result.exception, ArenaError) and says in str(result.exception), result.exception
+        assert result.output == ""  # nothing printed before the error
+    last = runner.invoke(app, ["replay", str(replay), "--turn", "2.9"])  # the last card, played for everyone
+    assert last.exit_code == 0 and "Round 2 turn 9 (last card" in last.output
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "replay", str(replay), "--turn", "4.1"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1 and proc.stdout == "" and "error:" in proc.stderr and "no turn 4.1" in proc.stderr
+
