@@ -386,22 +386,56 @@ def verify_command(
         files = iter_replays(target)
     except ReplayError as exc:
         raise ArenaError(str(exc)) from None
-    failures: list[tuple[str, str]] = []
+    # A file that cannot be read as a replay is not counted with the replays that differ
+    # from the engine: a stray file in a folder of replays is not a tampered game.
+    failures: list[tuple[str, str, str]] = []  # file, message, "unreadable" or "differs"
     for file in files:
         try:
-            verify_replay(read_replay(file), name=str(file))
+            rep = read_replay(file)
         except ReplayError as exc:
-            failures.append((str(file), str(exc)))
+            failures.append((str(file), str(exc), "unreadable"))
+            if not json_output:
+                err.print(f"[bold red]✗[/bold red] {exc}", highlight=False)
+            continue
+        try:
+            verify_replay(rep, name=str(file))
+        except ReplayError as exc:
+            failures.append((str(file), str(exc), "differs"))
             if not json_output:
                 err.print(f"[bold red]✗[/bold red] {exc}", highlight=False)
     if json_output:
-        print(json.dumps({"checked": len(files), "failed": len(failures), "failures": [{"file": f, "error": e} for f, e in failures]}))
+        print(
+            json.dumps(
+                {
+                    "checked": len(files),
+                    "failed": len(failures),
+                    "failures": [{"file": f, "error": e, "kind": k} for f, e, k in failures],
+                }
+            )
+        )
     elif not failures:
         out.print(f"[green]✓[/green] {len(files)} replay(s) verified: every game re-simulates exactly", highlight=False)
     if failures:
         if not json_output:
-            err.print(f"{len(failures)} of {len(files)} replay(s) differ from the engine", highlight=False)
+            err.print(_verify_summary(len(files), failures), highlight=False)
         raise typer.Exit(1)
+
+
+def _verify_summary(checked: int, failures: list[tuple[str, str, str]]) -> str:
+    """The last line of a failed ``arena verify``: the files that are not readable
+    replays apart from the replays that differ from the engine."""
+    unreadable = sum(1 for *_, kind in failures if kind == "unreadable")
+    differ = len(failures) - unreadable
+    replays = checked - unreadable
+    parts = []
+    if unreadable:
+        parts.append(f"{unreadable} file is not a readable replay" if unreadable == 1
+                     else f"{unreadable} files are not readable replays")
+    if differ:
+        parts.append(f"{differ} of {replays} replay(s) differ from the engine")
+    elif replays:
+        parts.append(f"the other {replays} replay(s) verified: every game re-simulates exactly")
+    return "; ".join(parts) if checked == 1 else f"{checked} files checked: " + "; ".join(parts)
 
 
 @app.command("schema")

@@ -242,15 +242,24 @@ def read_replay(path: Path) -> Replay:
     try:
         data = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
     except (OSError, EOFError, zlib.error) as exc:
-        raise ReplayError(f"{path}: not a readable gzip file ({exc})") from None
+        raise ReplayError(f"{path}: not a replay: not a readable gzip file ({exc})") from None
     try:
-        head = msgspec.json.decode(data, type=dict[str, Any])
+        head = msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
-        raise ReplayError(f"{path}: not a JSON replay ({exc})") from None
-    if head.get("format") != REPLAY_FORMAT:
-        raise ReplayError(f"{path}: not a Sushi Go! Arena replay (format is {head.get('format')!r})")
+        raise ReplayError(f"{path}: not a replay: not JSON ({exc})") from None
+    if not isinstance(head, dict):
+        raise ReplayError(f"{path}: not a Sushi Go! Arena replay (JSON {_json_kind(head)}, not an object)")
+    form = head.get("format")
+    if form != REPLAY_FORMAT:
+        if not isinstance(form, str):
+            what = 'no "format" field' if form is None else '"format" is not a string'
+        else:
+            what = f"format is {form[:40]!r}" + ("…" if len(form) > 40 else "")
+        raise ReplayError(f"{path}: not a Sushi Go! Arena replay ({what})")
     version = head.get("format_version")
-    if not isinstance(version, int) or version > REPLAY_FORMAT_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ReplayError(f'{path}: malformed replay: no integer "format_version" field')
+    if version > REPLAY_FORMAT_VERSION:
         raise ReplayError(
             f"{path}: replay format version {version!r} is newer than this arena reads "
             f"({REPLAY_FORMAT_VERSION}); upgrade the arena"
@@ -259,6 +268,19 @@ def read_replay(path: Path) -> Replay:
         return _decoder.decode(data)
     except msgspec.ValidationError as exc:
         raise ReplayError(f"{path}: malformed replay: {exc}") from None
+
+
+def _json_kind(value: Any) -> str:
+    """What a decoded JSON value is, in a word or two (for messages that must not dump it)."""
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "true/false"
+    if value is None:
+        return "null"
+    return "number"
 
 
 def verify_replay(replay: Replay, *, name: str = "") -> None:

@@ -196,3 +196,43 @@ def test_replay_of_a_turn_not_in_the_game_is_an_error(tmp_path, monkeypatch) -> 
     )
     assert proc.returncode == 1 and proc.stdout == "" and "error:" in proc.stderr and "no turn 4.1" in proc.stderr
 
+
+def test_verify_counts_files_that_are_not_replays_apart(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.chdir(tmp_path)
+    toml = tmp_path / "somefile.toml"
+    toml.write_text('name = "x"\n')
+    alone = runner.invoke(app, ["verify", str(toml)])
+    assert alone.exit_code == 1
+    text = _flat(alone.output)
+    assert "somefile.toml: not a replay: not JSON" in text and "1 file is not a readable replay" in text
+    assert "differ" not in text
+    folder = tmp_path / "replays"
+    folder.mkdir()
+    _play(folder)
+    (folder / "stray.json.gz").write_bytes(b"not gzip, not json")
+    mixed = runner.invoke(app, ["verify", str(folder)])
+    assert mixed.exit_code == 1
+    text = _flat(mixed.output)
+    assert "stray.json.gz: not a replay" in text and "2 files checked: 1 file is not a readable replay" in text
+    assert "the other 1 replay(s) verified" in text and "differ" not in text
+    report = json.loads(runner.invoke(app, ["verify", str(folder), "--json"]).stdout)
+    assert report["checked"] == 2 and report["failed"] == 1
+    assert report["failures"][0]["kind"] == "unreadable" and "stray.json.gz" in report["failures"][0]["file"]
+
+
+def test_replay_of_json_that_is_not_a_replay_says_what_is_missing(tmp_path) -> None:  # noqa: ANN001
+    from arena.errors import ArenaError
+
+    cases = {
+        "leaderboard.json": ('{"players": 2, "variant": "standard"}', 'not a Sushi Go! Arena replay (no "format" field)'),
+        "other.json": ('{"format": "xyz"}', "not a Sushi Go! Arena replay (format is 'xyz')"),
+        "odd.json": ('{"format": {"players": 2}}', 'not a Sushi Go! Arena replay ("format" is not a string)'),
+        "list.json": ("[1, 2]", "not a Sushi Go! Arena replay (JSON array, not an object)"),
+    }
+    for name, (content, says) in cases.items():
+        (tmp_path / name).write_text(content)
+        result = runner.invoke(app, ["replay", str(tmp_path / name)])
+        assert result.exit_code == 1
+        message = str(result.exception)
+        assert isinstance(result.exception, ArenaError) and f"{name}: {says}" in message, message
+        assert "players" not in message  # never the file's own values
