@@ -17,13 +17,16 @@ The method, as BayesElo and Ordo do it, does not depend on the order of the game
   BOT has ELO instead (differences are unchanged).
 - Intervals: the pairs of one game, and the games of one duplicate set, are correlated, so the
   curvature of the likelihood would understate the uncertainty. :func:`rate` resamples whole
-  duplicate sets with replacement instead, refits each resample, and reports percentiles.
+  duplicate sets with replacement instead, refits each resample, and reports percentiles. With
+  very few sets the resamples barely differ (one set: not at all), so an interval is never
+  narrower than the curvature's (the Laplace approximation of the fit, prior included).
 """
 
 from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -231,7 +234,13 @@ def _objective(r, pairs, wi, wj, precision) -> float:
 def _solve_spd(a: list[list[float]], g: list[float]) -> list[float]:
     """Solve ``a x = g`` for a symmetric positive definite ``a`` by Cholesky, overwriting the
     lower triangle of ``a`` with the factor (row-wise, so the inner products run in C)."""
-    n = len(g)
+    _cholesky(a)
+    return _cho_solve(a, g)
+
+
+def _cholesky(a: list[list[float]]) -> None:
+    """Overwrite the lower triangle of ``a`` (symmetric positive definite) with its factor L."""
+    n = len(a)
     for k in range(n):
         row_k = a[k]
         head = row_k[:k]
@@ -240,12 +249,21 @@ def _solve_spd(a: list[list[float]], g: list[float]) -> list[float]:
         for i in range(k + 1, n):
             row_i = a[i]
             row_i[k] = (row_i[k] - sum(map(mul, row_i[:k], head))) / pivot
+
+
+def _forward(a: list[list[float]], g: list[float]) -> list[float]:
+    """Solve ``L y = g`` with the factor in the lower triangle of ``a``."""
     y = list(g)
-    for i in range(n):  # L y = g
+    for i in range(len(g)):
         row = a[i]
         y[i] = (y[i] - sum(map(mul, row[:i], y[:i]))) / row[i]
-    x = y
-    for i in reversed(range(n)):  # L^T x = y, a column of L^T at a time
+    return y
+
+
+def _cho_solve(a: list[list[float]], g: list[float]) -> list[float]:
+    """Solve ``L L^T x = g`` with the factor in the lower triangle of ``a``."""
+    x = _forward(a, g)
+    for i in reversed(range(len(g))):  # L^T x = y, a column of L^T at a time
         row = a[i]
         x[i] /= row[i]
         xi = x[i]
@@ -310,6 +328,38 @@ def _newton(
         if size < tolerance:
             break
     return r
+
+
+def _curvature_sd(
+    n: int, pairs: list[tuple[int, int]], wi: list[float], wj: list[float], precision: float, r: list[float],
+    anchor_index: int | None,
+) -> list[float]:
+    """Each rating's standard deviation in Elo by the Laplace approximation at ``r``: the
+    inverse of the negated Hessian (prior included, so always invertible), for ratings
+    centred on the pool's mean (or relative to the anchor)."""
+    hess = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        hess[i][i] = precision
+    for (i, j), a, b in zip(pairs, wi, wj, strict=True):
+        d = r[i] - r[j]
+        p = 1.0 / (1.0 + math.exp(-d)) if d >= -700 else 0.0
+        h = (a + b) * p * (1.0 - p)
+        hess[i][i] += h
+        hess[j][j] += h
+        hess[i][j] -= h
+        hess[j][i] -= h
+    _cholesky(hess)
+    # The inverse's diagonal from L^-1 (C = L^-T L^-1): C_ii is the squared norm of column i of L^-1.
+    inv_l = [_forward(hess, [1.0 if k == c else 0.0 for k in range(n)]) for c in range(n)]  # columns
+    diag = [sum(v * v for v in col) for col in inv_l]
+    if anchor_index is None:  # Var(r_i - mean r) = C_ii - 2/n (C 1)_i + 1/n^2 (1' C 1)
+        c1 = _cho_solve(hess, [1.0] * n)
+        total = sum(c1)
+        variances = [diag[i] - 2.0 / n * c1[i] + total / (n * n) for i in range(n)]
+    else:  # Var(r_i - r_anchor) = C_ii - 2 C_ia + C_aa
+        ca = _cho_solve(hess, [1.0 if k == anchor_index else 0.0 for k in range(n)])
+        variances = [diag[i] - 2.0 * ca[i] + ca[anchor_index] for i in range(n)]
+    return [math.sqrt(max(v, 0.0)) * ELO_PER_LOGIT for v in variances]
 
 
 def _to_elo(
@@ -403,10 +453,13 @@ def rate(
         for bot, elo in _to_elo(r, data.bots, mean, anchor).items():
             samples[bot].append(elo)
     tail = (1.0 - level) / 2.0
+    z = statistics.NormalDist().inv_cdf(1.0 - tail)
+    anchor_index = data.bots.index(anchor[0]) if anchor is not None else None
+    sds = _curvature_sd(n, data.pairs, data.wins_i, data.wins_j, precision, best, anchor_index)
     ratings = {}
-    for bot, elo in elos.items():
+    for bot, elo, sd in zip(data.bots, elos.values(), sds, strict=True):
         values = sorted(samples[bot])
-        ratings[bot] = Rating(elo, _quantile(values, tail), _quantile(values, 1.0 - tail))
+        ratings[bot] = Rating(elo, min(_quantile(values, tail), elo - z * sd), max(_quantile(values, 1.0 - tail), elo + z * sd))
     return ratings
 
 

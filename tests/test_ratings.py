@@ -262,10 +262,12 @@ def test_bootstrap_is_seeded_and_resamples_whole_sets() -> None:
     _, games = simulate(seed=9, games=200, deals=1)
     assert rate(games, bootstrap=30, seed=1) == rate(games, bootstrap=30, seed=1)
     assert rate(games, bootstrap=30, seed=1) != rate(games, bootstrap=30, seed=2)
-    # One set holding every game cannot vary: the interval collapses onto the estimate.
+    # One set holding every game cannot vary: the resamples collapse onto the estimate, and
+    # the interval is the curvature's (symmetric about it, never of zero width).
     one_set = [GameResult(g.game_id, "only", g.seats, g.ranks, g.points) for g in games]
     for rating in rate(one_set, bootstrap=30).values():
-        assert rating.low == pytest.approx(rating.elo) and rating.high == pytest.approx(rating.elo)
+        assert rating.low < rating.elo < rating.high
+        assert rating.elo - rating.low == pytest.approx(rating.high - rating.elo)
     # A narrower level gives a narrower interval.
     wide, narrow = rate(games, bootstrap=60), rate(games, bootstrap=60, level=0.5)
     assert all(narrow[b].high - narrow[b].low < wide[b].high - wide[b].low for b in wide)
@@ -378,3 +380,15 @@ def test_ten_thousand_games_among_twenty_bots() -> None:
     true, games = simulate(seed=4, bots=20, games=10_000, deals=1)
     fitted = fit_elo(games)
     assert spearman(true, fitted) >= 0.98 and rmse(true, fitted) <= 15.0
+
+
+def test_an_interval_from_very_few_games_is_wide_not_zero() -> None:
+    """Two games (one duplicate set) once gave "+0 +0": a 95% interval of no width. The
+    curvature's interval is the floor: about ±1.96 sd of a rating from two results."""
+    two = [game("ab", (1, 2), set_id="s"), game("ba", (2, 1), set_id="s")]
+    for rating in rate(two, bootstrap=50).values():
+        assert rating.high - rating.low > 400  # two games say little
+    # With an anchor, the anchor has no interval and the other one is relative to it.
+    anchored = rate(two, bootstrap=50, anchor=("a", 1500.0))
+    assert anchored["a"].low == pytest.approx(1500.0) and anchored["a"].high == pytest.approx(1500.0)
+    assert anchored["b"].high - anchored["b"].low > 400
