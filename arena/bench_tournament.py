@@ -109,7 +109,7 @@ def _file_create_us(folder: Path, n: int = 200) -> float:
     return round(elapsed / n * 1e6, 1)
 
 
-def bench_tournament(games: int = 240, rounds: int = 3, scratch: Path | None = None) -> TournamentBench:
+def bench_tournament(games: int = 180, rounds: int = 3, scratch: Path | None = None) -> TournamentBench:
     """Play about ``games`` 4-player games (whole duplicate sets) in each configuration,
     split over ``rounds`` interleaved rounds, with every results folder in a scratch
     folder made in ``scratch`` (see the module's docstring) and removed afterwards."""

@@ -502,7 +502,10 @@ def games_command(
 
 @bench_app.command("tournament")
 def bench_tournament_command(
-    games: Annotated[int, typer.Option("--games", "-g", min=60, help="About this many 4-player games per configuration.")] = 240,
+    games: Annotated[
+        int,
+        typer.Option("--games", "-g", min=60, help="About this many 4-player games per configuration (whole rounds of 60 games, one deal of every table)."),
+    ] = 180,
     rounds: Annotated[int, typer.Option(min=1, help="Interleaved rounds the games are split over.")] = 3,
     scratch: Annotated[
         Path | None,
