@@ -426,3 +426,16 @@ def test_the_same_mistake_as_a_flag_names_the_flag(tmp_path: Path) -> None:
         result = CliRunner().invoke(app, ["run", "--config", str(cfg), *flag])
         assert result.exit_code == 1, result.output
         assert str(result.exception).startswith(f"{flag[0]} must be one of"), str(result.exception)
+
+
+def test_a_bot_given_as_the_bots_folder_is_named_before_anything_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_bots(tmp_path / "small", ("random", "greedy"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["run", "--bots", "small/greedy", "--results", "RESULTS"])
+    assert result.exit_code == 1
+    assert str(result.exception) == (
+        "small/greedy is a bot (it has a bot.toml); --bots takes the folder that holds the bots, e.g. --bots small"
+    )
+    assert not (tmp_path / "RESULTS").exists()  # no store, no build cache
+    # The folder that holds it still plays.
+    assert run_cli("--bots", "small", "--results", "RESULTS", "--players", "2")["run"]["played"] == 2

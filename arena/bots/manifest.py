@@ -165,9 +165,15 @@ def find_bot(path: Path) -> BotManifest:
 
 def discover_bots(folder: Path) -> tuple[list[BotManifest], list[tuple[Path, str]]]:
     """Every bot directly inside ``folder``; returns the bots and the (path, error) of
-    entries that look like bots but cannot be read. Names must be unique."""
+    entries that look like bots but cannot be read. Names must be unique. A folder
+    that is itself a bot (it has a ``bot.toml``) is an error, not a folder of bots."""
     if not folder.is_dir():
         raise ManifestError(f"{folder}: not a folder of bots")
+    if (folder / MANIFEST).is_file():  # the bot itself, not the folder that holds it
+        parent = folder.parent if folder.name not in ("", "..") else folder.resolve().parent
+        raise ManifestError(
+            f"{folder} is a bot (it has a {MANIFEST}); --bots takes the folder that holds the bots, e.g. --bots {parent}"
+        )
     bots: list[BotManifest] = []
     errors: list[tuple[Path, str]] = []
     for entry in sorted(folder.iterdir()):
