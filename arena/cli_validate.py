@@ -4,6 +4,9 @@ the work, and the verdict is printed here (a table, or one JSON object with --js
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -26,8 +29,12 @@ from arena.cli import (
     out,
     sandbox_settings,
 )
+from arena.errors import ArenaError
 
 if TYPE_CHECKING:
+    from arena.bots.manifest import BotManifest
+    from arena.bots.sandbox import SandboxSettings
+    from arena.referee import TimeSettings
     from arena.validate import ValidationReport
 
 BUILD_CACHE = Path("results") / "build"  # where `arena play` builds bots too
@@ -108,6 +115,7 @@ def validate_command(
 def submit_command(
     bot: BotArgument,
     bots: Annotated[Path, typer.Option("--bots", help="The bots folder to copy it into (created if missing).")],
+    replace: Annotated[bool, typer.Option("--replace", help="Replace the bot of the same name in the bots folder with this one, its new version (once it passes).")] = False,
     hello_ms: HelloMs = 10_000,
     turn_ms: TurnMs = 1_000,
     bank_ms: BankMs = 10_000,
@@ -115,14 +123,95 @@ def submit_command(
     no_timeout: NoTimeout = False,
     sandbox: SandboxOption = None,
 ) -> None:
-    """Validate a bot, then copy it into a bots folder under its name (refused if it fails, or if a different bot has that name there)."""
+    """Validate a bot, then copy it into a bots folder under its name (refused if it fails, or if a different bot has that name there, unless --replace)."""
     from arena.validate import submit_bot
 
     ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
-    outcome = submit_bot(bot, bots, ts, build_cache=BUILD_CACHE, on_validated=render_report, sandbox=sandbox_settings(sandbox))
+    confined = sandbox_settings(sandbox)
+    new = _find(bot)
+    old = _same_name(bots, new)
+    if old is not None and (old.content_hash, old.is_folder) != (new.content_hash, new.is_folder):
+        if not replace:
+            raise ArenaError(
+                f"bot name {new.name!r} is already taken in {bots} by a different bot ({old.path}, {_describe(old)}; "
+                f"yours is {_describe(new)}): to submit yours as its new version, add --replace; "
+                "or give yours another name"
+            )
+        _replace(bot, bots, old, new, ts, confined)
+        return
+    outcome = submit_bot(bot, bots, ts, build_cache=BUILD_CACHE, on_validated=render_report, sandbox=confined)
     if outcome.report is None:
         out.print(f"{outcome.destination} is already this bot (identical files): nothing to do", highlight=False)
     elif outcome.copied:
         out.print(Text(f"✓ submitted: {outcome.destination}", style="green"))
     else:
         out.print(f"{outcome.destination} arrived meanwhile with identical files: nothing copied", highlight=False)
+
+
+def _find(path: Path) -> BotManifest:
+    from arena.bots import BotError
+    from arena.bots.manifest import find_bot
+
+    try:
+        return find_bot(path)
+    except BotError as exc:
+        raise ArenaError(str(exc)) from None
+
+
+def _same_name(bots_dir: Path, bot: BotManifest) -> BotManifest | None:
+    """The bot named like ``bot`` in ``bots_dir``, if there is one."""
+    from arena.bots import BotError
+    from arena.bots.manifest import discover_bots
+
+    if not bots_dir.is_dir():
+        return None  # submit_bot says what is wrong with it, if anything
+    try:
+        found, _errors = discover_bots(bots_dir)
+    except BotError as exc:
+        raise ArenaError(str(exc)) from None
+    return next((b for b in found if b.name == bot.name), None)
+
+
+def _describe(bot: BotManifest) -> str:
+    return (f"version {bot.version}, " if bot.version else "") + f"content {bot.content_hash}"
+
+
+def _replace(bot: Path, bots_dir: Path, old: BotManifest, new: BotManifest, ts: TimeSettings, sandbox: SandboxSettings) -> None:
+    """Validate ``bot`` as submit does, then put it in place of ``old`` (its earlier
+    version, in ``bots_dir``): the new copy is made complete beside it under a hidden
+    name, then swapped in by renames; the old copy is removed only once the new one is
+    in place. If the bot fails validation, or the copy fails, nothing changes."""
+    from arena.validate import submit_bot
+
+    # The entry of the folder that holds the old bot (the link, if it is one: the link is replaced).
+    entry = next((e for e in bots_dir.iterdir() if e.resolve() == old.path), None)
+    if entry is None:
+        raise ArenaError(f"{old.path}: the bot {old.name!r} is not directly in {bots_dir}; replace it by hand")
+    dest = bots_dir / (new.name if new.is_folder else new.path.name)
+    if dest != entry and (dest.exists() or dest.is_symlink()):
+        raise ArenaError(f"{dest} already exists and is not the bot {new.name!r}: remove it or rename your bot")
+    # Hidden (a leading dot): a tournament looking for bots never sees it.
+    staging = Path(tempfile.mkdtemp(prefix=f".{new.name}.replace-", dir=bots_dir))
+    backup = staging / f"old-{entry.name}"
+    try:
+        outcome = submit_bot(bot, staging, ts, build_cache=BUILD_CACHE, on_validated=render_report, sandbox=sandbox)
+        try:
+            os.rename(entry, backup)
+        except OSError as exc:
+            raise ArenaError(f"cannot move the old bot {entry} aside: {exc.strerror or exc}; nothing was changed") from None
+        try:
+            os.rename(outcome.destination, dest)
+        except OSError as exc:
+            try:
+                os.rename(backup, entry)  # the old one back in its place
+            except OSError:
+                raise ArenaError(
+                    f"cannot move the new bot into {dest} ({exc.strerror or exc}), nor the old one back: "
+                    f"it is in {backup}"
+                ) from None
+            raise ArenaError(f"cannot move the new bot into {dest}: {exc.strerror or exc}; the old one was kept") from None
+    finally:
+        if not os.path.lexists(backup):  # never the old copy unless the new one took its place
+            shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(staging, ignore_errors=True)  # the old copy, swapped out
+    out.print(Text(f"✓ replaced {dest}: {_describe(old)} → {_describe(new)}", style="green"))

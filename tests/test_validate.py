@@ -344,3 +344,71 @@ def test_the_guides_links_into_protocol_md_exist() -> None:
     linked = re.findall(r"\(\.\./protocol/PROTOCOL\.md#([^)]+)\)", GUIDE.read_text(encoding="utf-8"))
     assert linked, "the guide links into PROTOCOL.md"
     assert set(linked) <= anchors, set(linked) - anchors
+
+
+# -- submit --replace ------------------------------------------------------------------------------
+
+
+def submit_cli(*args: str):  # noqa: ANN201
+    return CliRunner().invoke(app, ["submit", *args, "--sandbox", "limits"])
+
+
+def new_version(src: Path, version: str) -> None:
+    toml = src / "bot.toml"
+    toml.write_text(re.sub(r'(?m)^version = ".*"$', f'version = "{version}"', toml.read_text()))
+
+
+def test_submit_replace_swaps_in_the_new_version_and_says_what_it_replaced(tmp_path: Path) -> None:
+    src = fresh_minimal(tmp_path)
+    bots = tmp_path / "bots"
+    assert submit_cli(str(src), "--bots", str(bots)).exit_code == 0
+    old_hash = content_hash(bots / "minimal")
+    new_version(src, "2")
+    refused = submit_cli(str(src), "--bots", str(bots))
+    assert refused.exit_code == 1
+    assert "'minimal' is already taken" in str(refused.exception) and "--replace" in str(refused.exception)
+    assert content_hash(bots / "minimal") == old_hash
+    replaced = submit_cli(str(src), "--bots", str(bots), "--replace")
+    assert replaced.exit_code == 0, replaced.output
+    said = " ".join(replaced.output.split())
+    assert f"replaced {bots / 'minimal'}: version 1, content {old_hash} → version 2, content {content_hash(src)}" in said
+    assert content_hash(bots / "minimal") == content_hash(src)
+    assert sorted(p.name for p in bots.iterdir()) == ["minimal"]  # no temporary, no old copy left behind
+    again = submit_cli(str(src), "--bots", str(bots), "--replace")
+    assert again.exit_code == 0 and "identical files): nothing to do" in " ".join(again.output.split())
+
+
+def test_submit_replace_changes_nothing_when_the_new_version_fails(tmp_path: Path) -> None:
+    src = fresh_minimal(tmp_path)
+    bots = tmp_path / "bots"
+    assert submit_cli(str(src), "--bots", str(bots)).exit_code == 0
+    old_hash = content_hash(bots / "minimal")
+    shutil.copy(BROKEN / "illegal.py", src / "bot.py")
+    result = submit_cli(str(src), "--bots", str(bots), "--replace")
+    assert result.exit_code == 1
+    assert "'minimal' was not submitted" in str(result.exception)
+    assert content_hash(bots / "minimal") == old_hash
+    assert sorted(p.name for p in bots.iterdir()) == ["minimal"]
+
+
+def test_submit_replace_keeps_the_old_version_if_the_new_one_cannot_be_moved_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = fresh_minimal(tmp_path)
+    bots = tmp_path / "bots"
+    assert submit_cli(str(src), "--bots", str(bots)).exit_code == 0
+    old_hash = content_hash(bots / "minimal")
+    new_version(src, "2")
+    real_rename = os.rename
+
+    def failing_rename(a: str | Path, b: str | Path) -> None:
+        if Path(b) == bots / "minimal" and Path(a).name != "old-minimal":  # the new version moving in
+            raise OSError(18, "Invalid cross-device link")
+        real_rename(a, b)
+
+    monkeypatch.setattr(os, "rename", failing_rename)
+    result = submit_cli(str(src), "--bots", str(bots), "--replace")
+    assert result.exit_code == 1
+    assert "cannot move the new bot into" in str(result.exception) and "the old one was kept" in str(result.exception)
+    assert content_hash(bots / "minimal") == old_hash
+    assert sorted(p.name for p in bots.iterdir()) == ["minimal"]
