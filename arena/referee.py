@@ -233,6 +233,7 @@ class Player:
         self._release: trio.Event | None = None  # set to end the process's task
         self._ended: trio.Event | None = None  # set when that task has cleaned up
         self._next_id = 1
+        self._closed_tail = ""  # stderr of the last process closed (see stderr_tail)
 
     @property
     def running(self) -> bool:
@@ -353,13 +354,19 @@ class Player:
         return reply, trio.current_time() - sent
 
     def stderr_tail(self, reset: bool = False) -> str:
+        """What the bot wrote to stderr lately (capped); with no process running, what the
+        last one wrote before it was closed in this game (e.g. why it could not start)."""
         if self._proc is None:
-            return ""
+            tail = self._closed_tail
+            if reset:
+                self._closed_tail = ""
+            return tail
         return self._proc.stderr_tail(reset=reset)
 
     # -- what the bot uses (its sandbox measures it) -------------------------------------
     def begin_game(self) -> None:
         """Count CPU time and peak memory (and the per-game CPU limit) from now."""
+        self._closed_tail = ""  # an earlier game's
         jail = self._proc.jail if self._proc is not None else None
         if jail is not None:
             jail.begin_game()
@@ -401,8 +408,9 @@ class Player:
             ended.set()
 
     async def close(self) -> None:
-        """End the process tree (if any) and wait until it is reaped."""
-        release, ended = self._release, self._ended
+        """End the process tree (if any) and wait until it is reaped. What it wrote to
+        stderr is kept for the game's record (:meth:`stderr_tail`)."""
+        proc, release, ended = self._proc, self._release, self._ended
         self._release = self._ended = None
         self._proc = None
         self.hello = None
@@ -410,6 +418,8 @@ class Player:
             release.set()
             with trio.CancelScope(shield=True):
                 await ended.wait()
+        if proc is not None:
+            self._closed_tail = proc.stderr_tail(reset=True)
 
 
 def _check_reply(line: bytes, request_id: int, expected: type) -> Any:

@@ -330,3 +330,15 @@ def test_a_record_rebuilt_from_its_replay_file_equals_the_played_one(
     record.replay.status, record.replay.result = "void", None
     with pytest.raises(ValueError, match="not complete"):
         record_from_replay(record.replay)
+
+
+def test_a_bot_that_fails_to_start_leaves_its_stderr_in_the_replay(tmp_path: Path) -> None:
+    """Why a bot could not start is what a user looks for: its last words on stderr stay in
+    the game's record even though its process is gone."""
+    crasher = tmp_path / "crasher.py"
+    crasher.write_text("import sys\nsys.stderr.write('missing model file weights.bin\\n')\nsys.exit(1)\n")
+    bad = BotSpec(name="crasher", argv=(sys.executable, str(crasher)), cwd=tmp_path)
+    record = run_game([spec(name="good"), bad], GameConfig(2))
+    assert record.status == "complete" and record.autopilot == [False, True]
+    assert "missing model file weights.bin" in record.replay.stderr[1]
+    assert record.replay.stderr[0] == ""
