@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from arena import __version__
@@ -163,7 +164,7 @@ def bench_sandbox_command(
         table.add_row(c.level, f"{c.start_ms:.1f}", f"{c.start_min_ms:.1f}", f"{c.cycle_us:.0f}")
     out.print(table)
     if missing:
-        err.print(f"[yellow]strict not measured:[/yellow] {missing}", highlight=False)
+        err.print(f"[yellow]strict not measured:[/yellow] {escape(str(missing))}", highlight=False)
     out.print(
         "[dim]unconfined = no sandbox object at all; start = spawn to the hello reply, levels interleaved; "
         "cycle = four acts written and four replies read, in whole games.[/dim]"
@@ -200,7 +201,7 @@ def sandbox_settings(level: str | None):  # noqa: ANN201
     except ValueError as exc:
         raise ArenaError(str(exc)) from None
     if warning:
-        err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+        err.print(f"[yellow]warning:[/yellow] {escape(str(warning))}", highlight=False)
     return SandboxSettings(resolved)
 
 
@@ -395,14 +396,14 @@ def verify_command(
         except ReplayError as exc:
             failures.append((str(file), str(exc), "unreadable"))
             if not json_output:
-                err.print(f"[bold red]✗[/bold red] {exc}", highlight=False)
+                err.print(f"[bold red]✗[/bold red] {escape(str(exc))}", highlight=False)
             continue
         try:
             verify_replay(rep, name=str(file))
         except ReplayError as exc:
             failures.append((str(file), str(exc), "differs"))
             if not json_output:
-                err.print(f"[bold red]✗[/bold red] {exc}", highlight=False)
+                err.print(f"[bold red]✗[/bold red] {escape(str(exc))}", highlight=False)
     if json_output:
         print(
             json.dumps(
@@ -451,7 +452,7 @@ def main() -> None:
     try:
         app()
     except ArenaError as exc:
-        err.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
+        err.print(f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False)
         sys.exit(1)
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Group
 from rich.live import Live
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -198,7 +199,7 @@ class ConsoleReporter:
 
     def bot_skipped(self, skipped: Any) -> None:
         if not self.quiet:
-            err.print(f"[bold red]✗ {skipped.name}[/bold red] skipped: {skipped.reason}", highlight=False)
+            err.print(f"[bold red]✗ {escape(skipped.name)}[/bold red] skipped: {escape(skipped.reason)}", highlight=False)
 
     def planned(self, plan: Any) -> None:
         self.total = plan.total
@@ -206,7 +207,7 @@ class ConsoleReporter:
             return
         todo = plan.total - plan.already
         err.print(
-            f"tournament [bold]{plan.tournament_id}[/bold]: {plan.players} players, {plan.variant}, "
+            f"tournament [bold]{escape(plan.tournament_id)}[/bold]: {plan.players} players, {plan.variant}, "
             f"{plan.total} games ({plan.already} already played, {todo} to play), {plan.jobs} at a time",
             highlight=False,
         )
@@ -387,18 +388,18 @@ def run_command(
     else:
         out.print(leaderboard_table(st))
         for sk in st.skipped:
-            out.print(f"[red]skipped[/red] {sk['bot']}: {sk['reason']}", highlight=False)
+            out.print(f"[red]skipped[/red] {escape(sk['bot'])}: {escape(sk['reason'])}", highlight=False)
         err.print(
             f"{summary.played} game(s) played, {summary.already} already in the store"
             + (f" ({summary.recovered} recovered from the replay files of a killed run)" if summary.recovered else "")
             + f", {summary.void} void, "
-            f"in {summary.seconds:.1f} s · results in {settings.results}/ (leaderboard.md, leaderboard.json, replays/)",
+            f"in {summary.seconds:.1f} s · results in {escape(str(settings.results))}/ (leaderboard.md, leaderboard.json, replays/)",
             highlight=False,
         )
         if report is not None:
-            err.print(f"report: {report.index}", highlight=False)
+            err.print(f"report: {escape(str(report.index))}", highlight=False)
         for reason in summary.void_reasons[:5]:
-            err.print(f"[yellow]void[/yellow] {reason}", highlight=False)
+            err.print(f"[yellow]void[/yellow] {escape(reason)}", highlight=False)
     if summary.interrupted:
         err.print(
             f"[yellow]interrupted:[/yellow] {summary.done} of {summary.total} games are safe in the store; "
@@ -438,7 +439,7 @@ def leaderboard_command(
     if h2h and st.rows:
         out.print(h2h_table(st))
     for sk in st.skipped:
-        out.print(f"[red]skipped[/red] {sk['bot']}: {sk['reason']}", highlight=False)
+        out.print(f"[red]skipped[/red] {escape(sk['bot'])}: {escape(sk['reason'])}", highlight=False)
 
 
 @app.command("games")

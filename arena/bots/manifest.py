@@ -97,8 +97,12 @@ def load_manifest(folder: Path) -> BotManifest:
     if unknown:
         raise ManifestError(f"{file}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     name = data.get("name", folder.name)
-    if not isinstance(name, str) or not name.strip() or any(c in name for c in "/\\\0\n"):
-        raise ManifestError(f"{file}: field 'name' must be a non-empty string without slashes, not {name!r}")
+    if not isinstance(name, str):
+        raise ManifestError(f"{file}: field 'name' must be a string, not {name!r}")
+    name = name.strip()
+    if not _good_name(name):
+        what = "field 'name'" if "name" in data else f"the folder's name (the default for field 'name') {name!r}"
+        raise ManifestError(f"{file}: {what} must be {NAME_RULE}" + ("" if "name" in data else "; set name in bot.toml"))
     version = data.get("version", "")
     if not isinstance(version, str | int | float):
         raise ManifestError(f"{file}: field 'version' must be a string, not {version!r}")
@@ -119,7 +123,7 @@ def load_manifest(folder: Path) -> BotManifest:
         except ValueError as exc:
             raise ManifestError(str(exc)) from None
     return BotManifest(
-        name=name.strip(),
+        name=name,
         version=str(version),
         path=folder,
         run=run,
@@ -147,6 +151,8 @@ def find_bot(path: Path) -> BotManifest:
         ]
         for file, argv in candidates:
             if file.is_file() and (file.name != "bot" or os.access(file, os.X_OK)):
+                if not _good_name(path.name):
+                    raise ManifestError(f"{path}: a bot's name (here the folder's) must be {NAME_RULE}; rename it, or add a {MANIFEST} with a name")
                 return BotManifest(name=path.name, version="", path=path, run=argv, content_hash=content_hash(path))
         raise ManifestError(
             f"{path}: not a bot folder: it needs a {MANIFEST}, an executable 'bot', a main.py or a main.js"
@@ -160,7 +166,17 @@ def find_bot(path: Path) -> BotManifest:
         argv = (f"./{path.name}",)
     else:
         raise ManifestError(f"{path}: not a bot: a single-file bot is an executable, a .py or a .js file")
+    if not _good_name(name):
+        raise ManifestError(f"{path}: a bot's name (here the file's, {name!r}) must be {NAME_RULE}; rename the file")
     return BotManifest(name=name, version="", path=path, run=argv, content_hash=content_hash(path))
+
+
+#: What a bot's name may be (it shows in tables, file names and keys such as name@hash).
+NAME_RULE = "1 to 64 letters, digits, '.', '_', '+' or '-', starting with a letter or digit"
+
+
+def _good_name(name: str) -> bool:
+    return 0 < len(name) <= 64 and name[0].isalnum() and all(c.isalnum() or c in "._+-" for c in name)
 
 
 def discover_bots(folder: Path) -> tuple[list[BotManifest], list[tuple[Path, str]]]:
