@@ -388,6 +388,11 @@ class _Run:
 
     async def _main(self, t0: float, ts: TimeSettings) -> RunSummary:
         assert self.writer is not None
+        if self.s.players is not None:  # a format that cannot be: said before any bot starts
+            try:
+                GameConfig(self.s.players, self.s.variant)
+            except ValueError as exc:
+                raise ArenaError(str(exc)) from None
         async with open_pool() as pool:
             await self._enter_bots(pool, ts)
             names = sorted(self.entrants)

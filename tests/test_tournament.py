@@ -439,3 +439,12 @@ def test_a_bot_given_as_the_bots_folder_is_named_before_anything_starts(tmp_path
     assert not (tmp_path / "RESULTS").exists()  # no store, no build cache
     # The folder that holds it still plays.
     assert run_cli("--bots", "small", "--results", "RESULTS", "--players", "2")["run"]["played"] == 2
+
+
+def test_a_format_that_cannot_be_is_refused_before_any_bot_starts(tmp_path: Path) -> None:
+    bots = make_bots(tmp_path / "bots", ("random", "greedy"))
+    (bots / "slowstart.py").write_text("import time\ntime.sleep(30)\n")  # would hold the run for its hello timeout
+    t = time.monotonic()
+    result = CliRunner().invoke(app, ["run", "--bots", str(bots), "--results", str(tmp_path / "res"), "--variant", "dummy", "--players", "3"])
+    assert result.exit_code == 1 and "the dummy variant is for 2 players (R15), not 3" in str(result.exception)
+    assert time.monotonic() - t < 10
