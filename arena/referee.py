@@ -616,9 +616,9 @@ async def play_game(
     duration = trio.current_time() - t0
     replay.timing = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-        "duration_s": round(duration, 3),
-        "mean_ms": [round(1000 * sum(s.elapsed) / len(s.elapsed), 3) if s.elapsed else None for s in seats],
-        "max_ms": [round(1000 * max(s.elapsed), 3) if s.elapsed else None for s in seats],
+        "duration_s": round(duration * 1000) / 1000,
+        "mean_ms": [round(1e6 * sum(s.elapsed) / len(s.elapsed)) / 1000 if s.elapsed else None for s in seats],
+        "max_ms": [round(1e6 * max(s.elapsed)) / 1000 if s.elapsed else None for s in seats],
     }
     res = replay.result
     return GameRecord(
@@ -665,6 +665,8 @@ class _Referee:
         self.rules: Rules | None = None  # the game_start rules, the same for every seat
         self.turn_s = time_settings.seconds(time_settings.turn_ms)
         self.turn_ms = time_settings.scaled_ms(time_settings.turn_ms)
+        self._banks_key: list[float] | None = None
+        self._banks: list[int] = []
 
     # -- faults ----------------------------------------------------------------------
     def fault(self, seat: _Seat, kind: str, message: str, *, round: int, turn: int, strike: bool = True) -> None:
@@ -771,7 +773,12 @@ class _Referee:
         )
 
     def banks_ms(self) -> list[int]:
-        return [0 if not math.isfinite(s.bank_s) else round(s.bank_s * 1000) for s in self.seats]
+        """Every seat's bank in ms (0 for no deadline), remade only after a bank changed."""
+        key = [s.bank_s for s in self.seats]
+        if key != self._banks_key:
+            self._banks_key = key
+            self._banks = [0 if not math.isfinite(b) else round(b * 1000) for b in key]
+        return self._banks
 
     def question(self, seat: _Seat, line: bytes, timeout_s: float) -> None:
         """Make ``line`` (the request whose id the seat's player handed out last) the

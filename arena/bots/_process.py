@@ -189,7 +189,8 @@ class BotProcess:
         gives up after writing part of a message, it must call :meth:`mark_broken`.
         Raises :class:`BotCrashed` like :meth:`send` if the bot is closed or broken.
         """
-        self._check_writable()
+        if self._closing or self._broken:
+            self._check_writable()  # raises
         try:
             return os.write(self._stdin_fd, data)
         except BlockingIOError:
