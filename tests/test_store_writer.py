@@ -102,3 +102,20 @@ def test_a_game_that_cannot_be_prepared_is_named(tmp_path: Path) -> None:
     writer.submit("t1", None, Game(), None)
     writer.close()
     assert writer.error is not None and "cannot record game feedfacefeedface: ValueError: no row" in str(writer.error)
+
+
+def test_a_writer_killed_under_the_arena_is_reported_not_waited_for(tmp_path: Path) -> None:
+    """The writer process dies (the OOM killer, a stray kill): the arena is told, by an
+    error naming the writer and its exit, and nothing hangs."""
+    bots, tid = _store(tmp_path)
+    writer = StoreWriter(tmp_path, lambda item: _frame(tid, item[0]))
+    writer.submit(_row(0, bots))
+    time.sleep(0.5)
+    os.kill(writer._proc.pid, signal.SIGKILL)
+    writer._proc.wait(timeout=10)
+    for i in range(1, 4):
+        writer.submit(_row(i, bots))
+    t = time.monotonic()
+    writer.close()
+    assert time.monotonic() - t < 10
+    assert writer.error is not None and "store writer exited with status -9" in str(writer.error)
