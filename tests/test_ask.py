@@ -121,7 +121,7 @@ def test_ask_runs_the_bot_in_the_sandbox_strict_by_default(game: Path, tmp_path:
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["replay", str(game), "--ask", str(GREEDY), "--seat", "1", "--turn", "2.3", "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["status"] == "ok"
+    assert json.loads(result.stdout)["status"] == "ok"
     # A bot whose program is outside its own folder cannot reach it under strict.
     outside = _folder_bot(tmp_path, "outside")
     result = runner.invoke(app, ["replay", str(game), "--ask", str(outside), "--seat", "1", "--turn", "2.3"])
@@ -139,7 +139,7 @@ def test_greedy_answers_legally_and_is_timed(game: Path, tmp_path: Path, monkeyp
     monkeypatch.chdir(tmp_path)
     result = ask(game, GREEDY, "--seat", "1", "--turn", "2.3", "--json")
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["status"] == "ok" and report["legal"] is True and report["message"] == ""
     assert report["bot"] == "greedy" and report["recorded"]["bot"] == "testbot"
     assert report["elapsed_ms"] >= 0
@@ -157,7 +157,7 @@ def test_the_same_bot_at_the_first_turn_plays_as_it_did(game: Path, tmp_path: Pa
     monkeypatch.chdir(tmp_path)
     result = ask(game, TESTBOT, "--seat", "1", "--turn", "1.1", "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["same_as_recorded"] is True
+    assert json.loads(result.stdout)["same_as_recorded"] is True
 
 
 def test_the_table_shows_answer_legality_recorded_play_and_time(game: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,7 +194,7 @@ def test_a_bad_answer_is_reported_with_its_fault(
     bot = _folder_bot(tmp_path, f"bad-{mode}", "--mode", mode, "--at", "1.3")
     result = ask(game, bot, "--seat", "0", "--turn", "1.3", "--json")
     assert result.exit_code == 1, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["status"] == status and report["legal"] is False
     assert says in report["message"]
     table = ask(game, bot, "--seat", "0", "--turn", "1.3")

@@ -37,7 +37,7 @@ def test_bench_referee_json_reports_positive_numbers() -> None:
     cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     result = runner.invoke(app, ["bench", "referee", "--seconds", "0.5", "--json"])
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     for key in ("overhead_ratio", "raw_us_per_cycle", "referee_us_per_cycle", "games_per_s"):
         value = report[key]
         assert isinstance(value, int | float) and not isinstance(value, bool), (key, value)

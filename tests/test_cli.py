@@ -32,7 +32,7 @@ def test_every_command_has_help() -> None:
 def test_bench_engine_json_reports_games_per_second() -> None:
     result = runner.invoke(app, ["bench", "engine", "--players", "4", "--seconds", "0.2", "--json"])
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["benchmark"] == "engine"
     assert report["players"] == 4
     assert report["games_per_s"] > 0
@@ -83,7 +83,7 @@ def test_play_json_and_dummy_variant(tmp_path, monkeypatch) -> None:  # noqa: AN
     replay = tmp_path / "d.json.gz"
     result = runner.invoke(app, ["play", TESTBOT, TESTBOT, "--variant", "dummy", "--replay", str(replay), "--json"])
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.output)
+    summary = json.loads(result.stdout)
     assert summary["variant"] == "dummy" and summary["players"] == 3
     assert summary["result"]["ranks"][2] == 3  # the dummy can win nothing
 
@@ -130,7 +130,7 @@ def test_play_with_a_missing_bot_names_it(tmp_path) -> None:  # noqa: ANN001
 def test_schema_lists_every_message() -> None:
     result = runner.invoke(app, ["schema"])
     assert result.exit_code == 0
-    schema = json.loads(result.output)
+    schema = json.loads(result.stdout)
     text = json.dumps(schema)
     for name in ("Hello", "GameStart", "Act", "GameOver", "Shutdown", "HelloReply", "Ready", "Action", "Ack"):
         assert name in text

@@ -183,7 +183,11 @@ def test_choosing_the_level() -> None:
         level, warning = resolve_level(None)
         assert level is Level.NONE and warning and "Linux" in warning
         return
-    assert resolve_level("limits") == (Level.LIMITS, None)
+    level, warning = resolve_level("limits")
+    if os.geteuid() == 0:  # bots at limits are root too: said once
+        assert level is Level.LIMITS and warning and "so do its bots" in warning and "--sandbox strict" in warning
+    else:
+        assert (level, warning) == (Level.LIMITS, None)
     assert resolve_level("none") == (Level.NONE, None)
     level, warning = resolve_level(None)
     if STRICT.ok:

@@ -257,9 +257,21 @@ def resolve_level(requested: str | Level | None) -> tuple[Level, str | None]:
             raise ValueError(f"--sandbox strict is not available: {support.missing}")
         return Level.LIMITS, (
             f"sandbox: strict is not available ({support.missing}); bots run at --sandbox limits: resource limits "
-            "only, with no isolation of files, network or other processes"
+            "only, with no isolation of files, network or other processes" + _AS_ROOT()
         )
+    if requested is Level.LIMITS and os.geteuid() == 0:
+        return requested, "sandbox: limits" + _AS_ROOT()
     return requested, None
+
+
+def _AS_ROOT() -> str:  # noqa: N802 - reads as the sentence it adds
+    """What a root arena adds to a warning about bots at ``limits``: they are root too."""
+    if os.geteuid() != 0:
+        return ""
+    return (
+        "; the arena runs as root, and so do its bots at this level: a hostile bot can change any file and "
+        "signal any process; use --sandbox strict for bots you do not trust"
+    )
 
 
 # -- unprivileged user ids for bots of a root arena ---------------------------------------
