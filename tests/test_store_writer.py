@@ -61,7 +61,7 @@ def test_the_writer_commits_what_it_has_when_the_arena_dies(tmp_path: Path) -> N
         frame = _encode(_frame(tid, _row(i, bots)))
         proc.stdin.write(_HEADER.pack(len(frame)) + frame)
     proc.stdin.flush()
-    time.sleep(0.3)  # started, signal handlers set
+    _wait_until_ignored(proc.pid, signal.SIGINT)
     os.kill(proc.pid, signal.SIGINT)
     proc.stdin.close()
     assert proc.wait(timeout=20) == 0
@@ -69,6 +69,19 @@ def test_the_writer_commits_what_it_has_when_the_arena_dies(tmp_path: Path) -> N
     proc.stdout.close()
     with open_store(tmp_path, create=False) as store:
         assert len(store.games()) == 3
+
+
+def _wait_until_ignored(pid: int, sig: int, timeout: float = 30.0) -> None:
+    """Until the process ignores ``sig`` (its SigIgn mask in /proc): it has started and set
+    its handlers, however slow the machine."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = Path(f"/proc/{pid}/status").read_text()
+        mask = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:")), 16)
+        if mask & (1 << (sig - 1)):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} never ignored signal {sig}")
 
 
 def test_a_failure_comes_back_naming_the_game(tmp_path: Path) -> None:
@@ -110,7 +123,7 @@ def test_a_writer_killed_under_the_arena_is_reported_not_waited_for(tmp_path: Pa
     bots, tid = _store(tmp_path)
     writer = StoreWriter(tmp_path, lambda item: _frame(tid, item[0]))
     writer.submit(_row(0, bots))
-    time.sleep(0.5)
+    _wait_until_ignored(writer._proc.pid, signal.SIGINT)  # up and running
     os.kill(writer._proc.pid, signal.SIGKILL)
     writer._proc.wait(timeout=10)
     for i in range(1, 4):
