@@ -20,7 +20,6 @@ from rich.progress import (
     Progress,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 from rich.table import Table
 from rich.text import Text
@@ -203,6 +202,7 @@ class ConsoleReporter:
 
     def planned(self, plan: Any) -> None:
         self.total = plan.total
+        self.t0 = time.monotonic()  # the games start now: their rate counts from here
         if self.quiet:
             return
         todo = plan.total - plan.already
@@ -218,11 +218,12 @@ class ConsoleReporter:
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[rate]}"),
                 TimeElapsedColumn(),
-                TextColumn("eta"),
-                TimeRemainingColumn(),
+                # The whole run's rate, not rich's recent-samples one: games of fast and slow
+                # bots come mixed, and a few quick ones in a row made it promise seconds.
+                TextColumn("eta {task.fields[eta]}"),
                 console=err,
             )
-            self.task = self.progress.add_task("games", total=plan.total, completed=plan.already, rate="")
+            self.task = self.progress.add_task("games", total=plan.total, completed=plan.already, rate="", eta="-:--:--")
             self.live = Live(self.progress, console=err, refresh_per_second=4, transient=True)
             self.live.start()
 
@@ -263,7 +264,9 @@ class ConsoleReporter:
         elapsed = time.monotonic() - self.t0
         rate = len(self.results) / elapsed if elapsed > 0 else 0.0
         if self.progress is not None and self.live is not None:
-            self.progress.update(self.task, completed=done, rate=f"{rate:.1f}/s")
+            left = max(0, total - done)
+            eta = time.strftime("%H:%M:%S", time.gmtime(left / rate)).removeprefix("0") if rate > 0 and left / rate < 86_400 else "-:--:--"
+            self.progress.update(self.task, completed=done, rate=f"{rate:.1f}/s", eta=eta)
             now = time.monotonic()
             if now - self.last_table > 1.0 or done == total:
                 self.last_table = now
