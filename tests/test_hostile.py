@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import proc_helpers
 import pytest
 import trio
 
@@ -61,20 +62,7 @@ def make_hostile(folder: Path, name: str, behaviour: str, trigger: int = 2, args
 
 def processes_in(folder: Path) -> list[str]:
     """Processes whose working folder is inside ``folder`` (a bot left behind)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cwd = os.readlink(f"/proc/{entry}/cwd")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            if state == "Z" or not (cwd == str(folder) or cwd.startswith(str(folder) + "/")):
-                continue
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:  # (ProcessLookupError included) it ended while we looked: gone
-            continue
-        found.append(f"{entry}: {cmd}")
-    return found
+    return [f"{pid}: {cmd}" for pid, cmd in proc_helpers.processes_in(folder).items()]
 
 
 def tree_snapshot(folder: Path) -> dict[str, tuple[int, int]]:

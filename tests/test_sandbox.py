@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import proc_helpers
 import pytest
 import trio
 
@@ -50,17 +51,7 @@ def hostile_bot(folder: Path, name: str, behaviour: str, trigger: int, **limits:
 
 def in_folder(folder: Path) -> list[int]:
     """Live processes whose working folder is inside ``folder``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cwd = os.readlink(f"/proc/{entry}/cwd")
-                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if state != "Z" and cwd.startswith(str(folder)):
-                found.append(int(entry))
-    return found
+    return list(proc_helpers.processes_in(folder))
 
 
 def play(specs: list, seed: int = 3):  # noqa: ANN001, ANN201
