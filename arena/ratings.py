@@ -272,6 +272,30 @@ def _cho_solve(a: list[list[float]], g: list[float]) -> list[float]:
     return x
 
 
+def _gradient_hessian(
+    r: list[float], pairs: list[tuple[int, int]], wi: list[float], wj: list[float], precision: float
+) -> tuple[list[float], list[list[float]]]:
+    """The gradient of the penalised log-likelihood at ``r`` (logits), and its negated Hessian."""
+    n = len(r)
+    grad = [-precision * x for x in r]
+    hess = [[0.0] * n for _ in range(n)]
+    for row_index in range(n):
+        hess[row_index][row_index] = precision
+    for (i, j), a, b in zip(pairs, wi, wj, strict=True):
+        d = r[i] - r[j]
+        p = 1.0 / (1.0 + math.exp(-d)) if d >= -700 else 0.0
+        total = a + b
+        residual = a - total * p
+        grad[i] += residual
+        grad[j] -= residual
+        h = total * p * (1.0 - p)
+        hess[i][i] += h
+        hess[j][j] += h
+        hess[i][j] -= h
+        hess[j][i] -= h
+    return grad, hess
+
+
 def _newton(
     n: int,
     pairs: list[tuple[int, int]],
@@ -290,22 +314,7 @@ def _newton(
     r = [0.0] * n if start is None else list(start)
     current: float | None = None
     for _ in range(200):
-        grad = [-precision * x for x in r]
-        hess = [[0.0] * n for _ in range(n)]
-        for row_index in range(n):
-            hess[row_index][row_index] = precision
-        for (i, j), a, b in zip(pairs, wi, wj, strict=True):
-            d = r[i] - r[j]
-            p = 1.0 / (1.0 + math.exp(-d)) if d >= -700 else 0.0
-            total = a + b
-            residual = a - total * p
-            grad[i] += residual
-            grad[j] -= residual
-            h = total * p * (1.0 - p)
-            hess[i][i] += h
-            hess[j][j] += h
-            hess[i][j] -= h
-            hess[j][i] -= h
+        grad, hess = _gradient_hessian(r, pairs, wi, wj, precision)
         step = _solve_spd(hess, grad)
         size = max(map(abs, step), default=0.0)
         if size <= 1.0:
@@ -331,23 +340,14 @@ def _newton(
 
 
 def _curvature_sd(
-    n: int, pairs: list[tuple[int, int]], wi: list[float], wj: list[float], precision: float, r: list[float],
+    pairs: list[tuple[int, int]], wi: list[float], wj: list[float], precision: float, r: list[float],
     anchor_index: int | None,
 ) -> list[float]:
     """Each rating's standard deviation in Elo by the Laplace approximation at ``r``: the
     inverse of the negated Hessian (prior included, so always invertible), for ratings
     centred on the pool's mean (or relative to the anchor)."""
-    hess = [[0.0] * n for _ in range(n)]
-    for i in range(n):
-        hess[i][i] = precision
-    for (i, j), a, b in zip(pairs, wi, wj, strict=True):
-        d = r[i] - r[j]
-        p = 1.0 / (1.0 + math.exp(-d)) if d >= -700 else 0.0
-        h = (a + b) * p * (1.0 - p)
-        hess[i][i] += h
-        hess[j][j] += h
-        hess[i][j] -= h
-        hess[j][i] -= h
+    n = len(r)
+    _, hess = _gradient_hessian(r, pairs, wi, wj, precision)
     _cholesky(hess)
     # The inverse's diagonal from L^-1 (C = L^-T L^-1): C_ii is the squared norm of column i of L^-1.
     inv_l = [_forward(hess, [1.0 if k == c else 0.0 for k in range(n)]) for c in range(n)]  # columns
@@ -455,7 +455,7 @@ def rate(
     tail = (1.0 - level) / 2.0
     z = statistics.NormalDist().inv_cdf(1.0 - tail)
     anchor_index = data.bots.index(anchor[0]) if anchor is not None else None
-    sds = _curvature_sd(n, data.pairs, data.wins_i, data.wins_j, precision, best, anchor_index)
+    sds = _curvature_sd(data.pairs, data.wins_i, data.wins_j, precision, best, anchor_index)
     ratings = {}
     for bot, elo, sd in zip(data.bots, elos.values(), sds, strict=True):
         values = sorted(samples[bot])
