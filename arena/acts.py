@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from arena.engine import DECK_SIZE, KINDS, GameState, Variant, events, legal_plays, observe
+from arena.engine import DECK_SIZE, KINDS, GameState, Variant, legal_plays, observe
 from protocol import Act, LastAction, Play
 
 __all__ = ["ActWriter", "build_act"]
@@ -167,10 +167,6 @@ class ActWriter:
             for c, w in itertools.islice(wasabi_of.items(), self._wasabi_seen, None):
                 tcard[c] = b'%s,"wasabi":%d}' % (card[c][:-1], w)
             self._wasabi_seen = len(wasabi_of)
-
-    def events_since(self, cursor: int) -> list[dict[str, Any]]:
-        """``events(state, cursor)``: the events as dicts (not used on the hot path)."""
-        return events(self.state, cursor)
 
     def event_json(self, cursor: int = 0) -> list[msgspec.Raw]:
         """The JSON of each event from log position ``cursor`` on, byte for byte what

@@ -20,7 +20,6 @@ readers (``arena leaderboard`` while a run goes on) may open it concurrently.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import sqlite3
 import time
@@ -210,19 +209,6 @@ _INSERT_GAME = (
 )
 
 
-def _settings_json(settings: Mapping[str, Any]) -> str:
-    """The time settings as stored (the same few for every game of a run: made once)."""
-    try:
-        return _settings_json_of(tuple(sorted(settings.items())))
-    except TypeError:  # a value that cannot be a cache key
-        return json.dumps(dict(settings), sort_keys=True)
-
-
-@functools.lru_cache(maxsize=16)
-def _settings_json_of(items: tuple[tuple[str, Any], ...]) -> str:
-    return json.dumps(dict(items), sort_keys=True)
-
-
 def _faults_json(faults: Mapping[str, int]) -> str:
     """A seat's faults by kind, the kinds it had only."""
     if not any(faults.values()):
@@ -404,7 +390,7 @@ class Store:
                 raise ValueError(f"game {game.id}: {field_name} has {len(getattr(game, field_name))} entries for {n} seats")
         row = (
             game.id, game.status, game.set_id, game.seed, game.players, game.variant, game.rules,
-            _settings_json(game.time_settings), round(game.duration_s, 4), _now(),
+            json.dumps(dict(game.time_settings), sort_keys=True), round(game.duration_s, 4), _now(),
             game.replay, game.void_reason,
         )
         with self._tx():
