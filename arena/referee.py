@@ -544,16 +544,23 @@ def game_start_message(
         players=config.players,
         seats=config.seats,
         names=names,
-        rules=Rules(
-            rules_version=RULES_VERSION,
-            variant=config.variant.value,
-            hand_size=config.hand_size,
-            rounds=3,
-            directions=["left" if config.direction(r) > 0 else "right" for r in (1, 2, 3)],
-            deck=deck_composition(),
-        ),
+        rules=game_rules(config),
         time=TimeControl(turn_ms=ts.scaled_ms(ts.turn_ms), bank_ms=ts.scaled_ms(ts.bank_ms)),
         seed=bot_seed(game_seed, seat),
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def game_rules(config: GameConfig) -> Rules:
+    """The rules a ``game_start`` states for games of ``config`` (made once per format;
+    read, never changed)."""
+    return Rules(
+        rules_version=RULES_VERSION,
+        variant=config.variant.value,
+        hand_size=config.hand_size,
+        rounds=3,
+        directions=["left" if config.direction(r) > 0 else "right" for r in (1, 2, 3)],
+        deck=deck_composition(),
     )
 
 
@@ -662,7 +669,6 @@ class _Referee:
         self.orders = _PERMUTATIONS
         self.acts = ActWriter(state, game_id)
         self.group: BotGroup  # set by run()
-        self.rules: Rules | None = None  # the game_start rules, the same for every seat
         self.turn_s = time_settings.seconds(time_settings.turn_ms)
         self.turn_ms = time_settings.scaled_ms(time_settings.turn_ms)
         self._banks_key: list[float] | None = None
@@ -747,29 +753,10 @@ class _Referee:
             seat.player.needs_restart = True  # type: ignore[union-attr]
 
     def game_start(self, seat: _Seat) -> bytes:
-        config = self.config
         assert seat.player is not None
-        if self.rules is None:
-            self.rules = Rules(
-                rules_version=RULES_VERSION,
-                variant=config.variant.value,
-                hand_size=config.hand_size,
-                rounds=3,
-                directions=["left" if config.direction(r) > 0 else "right" for r in (1, 2, 3)],
-                deck=deck_composition(),
-            )
+        names = [s.bot for s in self.replay.seats]
         return encode_line(
-            GameStart(
-                id=seat.player.next_id(),
-                game_id=self.game_id,
-                seat=seat.index,
-                players=config.players,
-                seats=config.seats,
-                names=[s.bot for s in self.replay.seats],
-                rules=self.rules,
-                time=TimeControl(turn_ms=self.ts.scaled_ms(self.ts.turn_ms), bank_ms=self.ts.scaled_ms(self.ts.bank_ms)),
-                seed=bot_seed(self.seed, seat.index),
-            )
+            game_start_message(self.config, seat.index, names, self.game_id, self.ts, self.seed, seat.player.next_id())
         )
 
     def banks_ms(self) -> list[int]:
