@@ -62,10 +62,10 @@ def _rows_table(rows: list[dict[str, Any]], *, title: str, live: bool = False, w
     version or usage yet. With ``width``, optional columns are left out until it fits."""
     dropped: set[str] = set() if not live else set(_OPTIONAL)
     table = _build_rows_table(rows, title, dropped, live)
-    if width is not None:
-        for col in _OPTIONAL:
-            if col in dropped or _table_width(table) <= width:
-                continue
+    for col in _OPTIONAL:
+        if width is None or _table_width(table) <= width:
+            break
+        if col not in dropped:
             dropped.add(col)
             table = _build_rows_table(rows, title, dropped, live)
     return table
