@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import string
 import tempfile
 import time
 from collections import defaultdict
@@ -62,7 +63,20 @@ from arena.store import GameRow, Store
 REPORT_FORMAT = 1
 GENERATOR = "sushigo-arena report"
 MANIFEST = "report.json"
-PAGES = ("index.html", "games.html", "bot.html", "replay.html")
+#: The site's pages, all from one shell (report_assets/page.html): title, the page's name
+#: for pages.js, the element the skip link goes to, what shows without JavaScript, scripts.
+_DRAWN = "This report is drawn by JavaScript: allow scripts for this page."
+_PAGE_SCRIPTS = ("cards.js", "data.js", "assets/common.js", "assets/pages.js")
+_PAGE_SHELLS: dict[str, tuple[str, str, str, str, tuple[str, ...]]] = {
+    "index.html": ("Leaderboard", "index", "main", _DRAWN, _PAGE_SCRIPTS),
+    "games.html": ("Games", "games", "main", _DRAWN, _PAGE_SCRIPTS),
+    "bot.html": ("Bot", "bot", "main", _DRAWN, _PAGE_SCRIPTS),
+    "replay.html": (
+        "Replay", "replay", "viewer", "The replay viewer needs JavaScript: allow scripts for this page.",
+        ("cards.js", "assets/common.js", "assets/viewer.js"),
+    ),
+}
+PAGES = tuple(_PAGE_SHELLS)
 ASSETS = ("report.css", "common.js", "pages.js", "viewer.js")
 
 #: The Okabe–Ito palette: eight colours that people with the common forms of colour
@@ -534,6 +548,15 @@ def _asset(name: str) -> str:
     return resources.files("arena").joinpath("report_assets", name).read_text(encoding="utf-8")
 
 
+def _page(name: str) -> str:
+    """One of :data:`PAGES`, from the shell they share."""
+    title, page, main, noscript, scripts = _PAGE_SHELLS[name]
+    return string.Template(_asset("page.html")).substitute(
+        title=title, page=page, main=main, noscript=noscript,
+        scripts="".join(f'<script src="{src}"></script>\n' for src in scripts),
+    )
+
+
 def script_json(value: Any) -> str:
     """JSON safe inside a ``<script>`` element: no ``<`` can close it or open a comment."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
@@ -621,7 +644,7 @@ def write_report(
 
         data = report_data(store, t.id, table=table, read=read)
         for name in PAGES:
-            (build / name).write_text(_asset(name), encoding="utf-8")
+            (build / name).write_text(_page(name), encoding="utf-8")
         for name in ASSETS:
             (build / "assets" / name).write_text(_asset(name), encoding="utf-8")
         (build / "cards.js").write_text(f"window.ARENA_CARDS={script_json(card_table())};\n", encoding="utf-8")
