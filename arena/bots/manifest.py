@@ -7,20 +7,22 @@ never modified (a ``build`` step runs on a copy in a cache keyed by that hash).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
+import stat
 import sys
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._errors import BotError, BotStartError, describe_returncode
 from ._process import BotSpec
+from .files import MAX_MANIFEST_BYTES, SKIP_DIRS, BotFilesError, copy_bot, hash_bot, read_small_file
 from .sandbox import Limits, SandboxSettings, run_build
 
 MANIFEST = "bot.toml"
-_SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+_SKIP_DIRS = SKIP_DIRS
 DEFAULT_BUILD_TIMEOUT_S = 300.0
 
 
@@ -49,27 +51,12 @@ class BotManifest:
 
 
 def content_hash(path: Path) -> str:
-    """SHA-256 over the relative paths, modes and bytes of every file (sorted), so
-    that any change to a bot's files makes it a new version."""
-    h = hashlib.sha256()
-    if path.is_file():
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-        return h.hexdigest()[:16]
-    for file in sorted(_files(path)):
-        rel = file.relative_to(path).as_posix()
-        mode = "x" if os.access(file, os.X_OK) else "-"
-        h.update(f"{rel}\0{mode}\0".encode())
-        h.update(file.read_bytes())
-        h.update(b"\0")
-    return h.hexdigest()[:16]
-
-
-def _files(folder: Path) -> list[Path]:
-    out = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
-        out += [Path(root, f) for f in files if not f.endswith((".pyc", ".pyo"))]
-    return out
+    """SHA-256 over the relative paths, modes and bytes of every file (sorted), and the
+    targets of the links kept inside the folder, so that any change to a bot's files
+    makes it a new version. Raises :class:`~arena.bots.files.BotFilesError` for what a
+    bot folder may not hold (:mod:`arena.bots.files`: outside links, FIFOs, devices,
+    outside hard links, too much)."""
+    return hash_bot(path)
 
 
 def _argv(value: object, where: str, field_name: str) -> tuple[str, ...]:
@@ -86,12 +73,7 @@ def _argv(value: object, where: str, field_name: str) -> tuple[str, ...]:
 def load_manifest(folder: Path) -> BotManifest:
     """Read ``folder/bot.toml``. Errors name the file and the field."""
     file = folder / MANIFEST
-    try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ManifestError(f"{file}: not valid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError(f"{file}: cannot read: {exc}") from None
+    data = _read_toml(folder)
     known = {"name", "version", "run", "build", "build_timeout_s", "env", "description", "author", "limits"}
     unknown = sorted(set(data) - known)
     if unknown:
@@ -102,7 +84,7 @@ def load_manifest(folder: Path) -> BotManifest:
     name = name.strip()
     if not _good_name(name):
         what = "field 'name'" if "name" in data else f"the folder's name (the default for field 'name') {name!r}"
-        raise ManifestError(f"{file}: {what} must be {NAME_RULE}" + ("" if "name" in data else "; set name in bot.toml"))
+        raise ManifestError(f"{file}: {what} must be {_name_rule_for(name)}" + ("" if "name" in data else "; set name in bot.toml"))
     version = data.get("version", "")
     if not isinstance(version, str | int | float):
         raise ManifestError(f"{file}: field 'version' must be a string, not {version!r}")
@@ -135,14 +117,85 @@ def load_manifest(folder: Path) -> BotManifest:
     )
 
 
+#: How deep arrays and inline tables may nest in a bot.toml (tomllib recurses on them).
+MAX_TOML_DEPTH = 32
+
+
+def _read_toml(folder: Path) -> dict:
+    """``folder/bot.toml``, parsed: a regular file of at most 64 KiB, nested at most
+    :data:`MAX_TOML_DEPTH` deep, so that reading it is bounded whatever it holds."""
+    file = folder / MANIFEST
+    try:
+        text = read_small_file(folder, MANIFEST, MAX_MANIFEST_BYTES).decode("utf-8")
+    except BotFilesError as exc:
+        raise ManifestError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"{file}: not UTF-8 text (byte {exc.start})") from None
+    depth = _toml_depth(text)
+    if depth > MAX_TOML_DEPTH:
+        raise ManifestError(f"{file}: arrays or tables nested {depth} deep; at most {MAX_TOML_DEPTH} are allowed")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"{file}: not valid TOML: {exc}") from None
+    except RecursionError:  # the pre-check should make this unreachable; never a traceback
+        raise ManifestError(f"{file}: nested too deep to read") from None
+
+
+def _toml_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` outside strings and comments: an upper bound
+    on how deep tomllib will recurse (table headers count 1 or 2, which is harmless)."""
+    depth = deepest = i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        elif c == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif c in "\"'":
+            quote = c * 3 if text.startswith(c * 3, i) else c
+            j = i + len(quote)
+            while j < n and not text.startswith(quote, j):
+                if c == '"' and text[j] == "\\":
+                    j += 1
+                elif len(quote) == 1 and text[j] == "\n":
+                    break  # an unclosed string: tomllib will say so
+                j += 1
+            i = j + len(quote)
+            continue
+        i += 1
+    return deepest
+
+
 def find_bot(path: Path) -> BotManifest:
     """The bot at ``path``: a folder (bot.toml, or an executable ``bot``, ``main.py``,
-    ``main.js``) or a single executable / ``.py`` / ``.js`` file."""
-    path = path.resolve()
-    if not path.exists():
-        raise ManifestError(f"{path}: no such bot (not a file or folder)")
-    if path.is_dir():
-        if (path / MANIFEST).is_file():
+    ``main.js``) or a single executable / ``.py`` / ``.js`` file. The path may be a link
+    (it is resolved first); what it leads to must be a folder or a regular file, and its
+    files must keep the rules of :mod:`arena.bots.files`."""
+    try:
+        return _find_bot(path)
+    except BotFilesError as exc:
+        raise ManifestError(str(exc)) from None
+
+
+def _find_bot(path: Path) -> BotManifest:
+    try:
+        path = path.resolve(strict=True)
+    except FileNotFoundError:
+        raise ManifestError(f"{path}: no such bot (not a file or folder)") from None
+    except (OSError, RuntimeError) as exc:  # a loop of links, a folder that cannot be searched
+        raise ManifestError(f"{path}: cannot be read: {exc}") from None
+    mode = os.stat(path).st_mode
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise ManifestError(f"{path}: not a bot: a bot is a folder or a regular file, not a FIFO, socket or device")
+    if stat.S_ISDIR(mode):
+        if os.path.lexists(path / MANIFEST):
             return load_manifest(path)
         candidates = [
             ((path / "bot"), ("./bot",)),
@@ -150,9 +203,9 @@ def find_bot(path: Path) -> BotManifest:
             ((path / "main.js"), ("node", "main.js")),
         ]
         for file, argv in candidates:
-            if file.is_file() and (file.name != "bot" or os.access(file, os.X_OK)):
+            if _is_regular(file) and (file.name != "bot" or os.access(file, os.X_OK)):
                 if not _good_name(path.name):
-                    raise ManifestError(f"{path}: a bot's name (here the folder's) must be {NAME_RULE}; rename it, or add a {MANIFEST} with a name")
+                    raise ManifestError(f"{path}: a bot's name (here the folder's) must be {_name_rule_for(path.name)}; rename it, or add a {MANIFEST} with a name")
                 return BotManifest(name=path.name, version="", path=path, run=argv, content_hash=content_hash(path))
         raise ManifestError(
             f"{path}: not a bot folder: it needs a {MANIFEST}, an executable 'bot', a main.py or a main.js"
@@ -167,16 +220,67 @@ def find_bot(path: Path) -> BotManifest:
     else:
         raise ManifestError(f"{path}: not a bot: a single-file bot is an executable, a .py or a .js file")
     if not _good_name(name):
-        raise ManifestError(f"{path}: a bot's name (here the file's, {name!r}) must be {NAME_RULE}; rename the file")
+        raise ManifestError(f"{path}: a bot's name (here the file's, {name!r}) must be {_name_rule_for(name)}; rename the file")
     return BotManifest(name=name, version="", path=path, run=argv, content_hash=content_hash(path))
 
 
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 #: What a bot's name may be (it shows in tables, file names and keys such as name@hash).
-NAME_RULE = "1 to 64 letters, digits, '.', '_', '+' or '-', starting with a letter or digit"
+#: ASCII only: a name must read the same in every terminal and file system, and two names
+#: must never look alike (see :func:`name_skeleton`).
+NAME_RULE = "1 to 64 ASCII letters, digits, '.', '_', '+' or '-', starting with a letter or digit"
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-")
 
 
 def _good_name(name: str) -> bool:
-    return 0 < len(name) <= 64 and name[0].isalnum() and all(c.isalnum() or c in "._+-" for c in name)
+    return 0 < len(name) <= 64 and name[0].isalnum() and all(c in _NAME_CHARS for c in name)
+
+
+# Unicode's confusables (confusables.txt) among the characters a name may hold, each to
+# its prototype: digits and letters that look alike, and letters that look like two.
+_LOOKALIKES = str.maketrans({"0": "O", "1": "l", "I": "l", "|": "l"})
+_LOOKALIKES_FOLDED = str.maketrans({"m": "rn", "w": "vv", "d": "cl"})
+
+
+def name_skeleton(name: str) -> str:
+    """What ``name`` looks like: two names with the same skeleton are too alike to be
+    told apart in a table (``Greedy`` and ``greedy``, ``bot1`` and ``botl``, ``m`` and
+    ``rn``; ``grееdy`` with a Cyrillic е, for a name not yet checked to be ASCII). NFKC,
+    Latin lookalikes of Cyrillic and Greek letters, Unicode's confusables, case folded."""
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(_SCRIPT_LOOKALIKES.get(c, c) for c in text).translate(_LOOKALIKES)
+    return text.casefold().translate(_LOOKALIKES_FOLDED)
+
+
+def _name_rule_for(name: str) -> str:
+    """NAME_RULE, and, for a name with a letter that only looks Latin, what it looks like."""
+    odd = next((c for c in name if ord(c) > 127), None)
+    if odd is None:
+        return NAME_RULE
+    what = f"{odd!r} (U+{ord(odd):04X} {unicodedata.name(odd, 'unnamed')}) is not ASCII"
+    looks = unicodedata.normalize("NFKC", "".join(_SCRIPT_LOOKALIKES.get(c, c) for c in name))
+    if looks != name and _good_name(looks):
+        what += f"; the name looks like {looks!r}, which it would be confused with"
+    return f"{NAME_RULE}: {what}"
+
+
+# Cyrillic and Greek letters that look like Latin ones (from Unicode's confusables), so
+# that a name which is not ASCII is still compared by its look where it is reported.
+_SCRIPT_LOOKALIKES = {
+    "а": "a", "А": "A", "В": "B", "с": "c", "С": "C", "е": "e", "Е": "E", "ё": "e", "һ": "h", "Н": "H",
+    "і": "i", "І": "I", "ј": "j", "Ј": "J", "к": "k", "К": "K", "М": "M", "о": "o", "О": "O", "р": "p",
+    "Р": "P", "ԛ": "q", "ѕ": "s", "Ѕ": "S", "Т": "T", "у": "y", "У": "Y", "х": "x", "Х": "X", "ԝ": "w",
+    "Ԝ": "W", "ӏ": "l", "Ӏ": "l", "ү": "y", "Ү": "Y", "ɡ": "g", "ԁ": "d", "ս": "u", "օ": "o", "Օ": "O",
+    "α": "a", "Α": "A", "Β": "B", "ε": "e", "Ε": "E", "Ζ": "Z", "Η": "H", "ι": "i", "Ι": "I", "κ": "k",
+    "Κ": "K", "Μ": "M", "ν": "v", "Ν": "N", "ο": "o", "Ο": "O", "ρ": "p", "Ρ": "P", "τ": "t", "Τ": "T",
+    "υ": "u", "Υ": "Y", "χ": "x", "Χ": "X", "ϲ": "c", "Ϲ": "C", "ϳ": "j", "Ϳ": "J",
+}
 
 
 def discover_bots(folder: Path) -> tuple[list[BotManifest], list[tuple[Path, str]]]:
@@ -185,29 +289,44 @@ def discover_bots(folder: Path) -> tuple[list[BotManifest], list[tuple[Path, str
     that is itself a bot (it has a ``bot.toml``) is an error, not a folder of bots."""
     if not folder.is_dir():
         raise ManifestError(f"{folder}: not a folder of bots")
-    if (folder / MANIFEST).is_file():  # the bot itself, not the folder that holds it
+    if os.path.lexists(folder / MANIFEST):  # the bot itself, not the folder that holds it
         parent = folder.parent if folder.name not in ("", "..") else folder.resolve().parent
         raise ManifestError(
             f"{folder} is a bot (it has a {MANIFEST}); --bots takes the folder that holds the bots, e.g. --bots {parent}"
         )
     bots: list[BotManifest] = []
     errors: list[tuple[Path, str]] = []
-    for entry in sorted(folder.iterdir()):
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as exc:
+        raise ManifestError(f"{folder}: cannot list the folder of bots: {exc.strerror}") from None
+    for entry in entries:
         if entry.name.startswith((".", "_")) or entry.name in _SKIP_DIRS:
             continue
-        if entry.is_file() and not (entry.suffix in {".py", ".js"} or os.access(entry, os.X_OK)):
+        try:
+            # lstat, then stat without opening: a FIFO or device entry is reported, never opened.
+            mode = entry.stat().st_mode
+        except OSError as exc:
+            errors.append((entry, f"{entry}: cannot be read: {exc.strerror or exc}"))
+            continue
+        if stat.S_ISREG(mode) and not (entry.suffix in {".py", ".js"} or os.access(entry, os.X_OK)):
             continue  # READMEs and the like
         try:
             bots.append(find_bot(entry))
-        except ManifestError as exc:
+        except BotError as exc:
             errors.append((entry, str(exc)))
-    seen: dict[str, Path] = {}
+    seen: dict[str, BotManifest] = {}
     unique: list[BotManifest] = []
     for bot in bots:
-        if bot.name in seen:
-            errors.append((bot.path, f"{bot.path}: bot name {bot.name!r} is already used by {seen[bot.name]}"))
+        taken = seen.get(name_skeleton(bot.name))
+        if taken is not None and taken.name == bot.name:
+            errors.append((bot.path, f"{bot.path}: bot name {bot.name!r} is already used by {taken.path}"))
             continue
-        seen[bot.name] = bot.path
+        if taken is not None:
+            errors.append((bot.path, f"{bot.path}: bot name {bot.name!r} is too like {taken.name!r} ({taken.path}), "
+                           "already in this folder: rename one of them"))
+            continue
+        seen[name_skeleton(bot.name)] = bot
         unique.append(bot)
     return unique, errors
 
@@ -238,7 +357,12 @@ def prepare_bot(manifest: BotManifest, cache_dir: Path, sandbox: SandboxSettings
         if base.exists():
             shutil.rmtree(base)
         base.mkdir(parents=True)
-        shutil.copytree(manifest.path, work, ignore=shutil.ignore_patterns(*_SKIP_DIRS))
+        try:
+            copied = copy_bot(manifest.path, work)
+        except (BotFilesError, OSError) as exc:
+            raise BuildError(f"bot {manifest.name}: cannot copy its files to build them: {exc}") from None
+        if copied != manifest.content_hash:
+            raise BuildError(f"bot {manifest.name}: its files changed since they were read ({manifest.path}); run again")
         policy = sandbox.for_bot(work, manifest.limits, writable=True) if sandbox is not None else None
         try:
             built = run_build(
