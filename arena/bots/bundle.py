@@ -1,10 +1,13 @@
 """A bot's files as one archive, to send it to another machine, and back.
 
-A bundle is a gzip-compressed tar of exactly the files that make up the bot's content
-hash (:func:`arena.bots.manifest.content_hash`): the same skipped folders, no compiled
-Python, each file with only its executable bit kept. Unpacking checks the hash again,
-so a bot that arrives damaged is refused instead of being played under another bot's
-name.
+A bundle is a gzip-compressed tar of exactly the items that make up the bot's content
+hash (:func:`arena.bots.files.walk_bot`): folders, files with only their executable bit
+kept, and the links kept inside the folder, as links. Unpacking treats the archive as
+hostile: only folders, regular files and relative links that stay inside the one top
+entry, nothing written through a link, no name twice, and at most as many members and
+bytes as a bot folder may hold (:mod:`arena.bots.files`); then the hash is checked
+again, so a bot that arrives damaged is refused instead of being played under another
+bot's name.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import contextlib
 import gzip
 import io
 import os
+import posixpath
 import shutil
 import tarfile
 import tempfile
@@ -20,9 +24,13 @@ import zlib
 from pathlib import Path, PurePosixPath
 
 from ._errors import BotError
-from .manifest import BotManifest, _files, find_bot
+from .files import MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES, BotFilesError, walk_bot
+from .manifest import BotManifest, find_bot
 
 __all__ = ["BundleError", "bundle_bot", "unpack_bundle"]
+
+# What a tar adds to its members' bytes: a header per member (more for long names), and padding.
+_TAR_OVERHEAD = 4096
 
 
 class BundleError(BotError):
@@ -31,18 +39,28 @@ class BundleError(BotError):
 
 def bundle_bot(manifest: BotManifest) -> bytes:
     """The bot's folder (or single file) as a gzip'd tar whose one top-level entry has
-    the bot's own file or folder name. Same files, same bytes (no times, no owners)."""
+    the bot's own file or folder name. Same items, same bytes (no times, no owners).
+    Raises :class:`~arena.bots.files.BotFilesError` for what a bot folder may not hold."""
     top = manifest.path.name
-    files = [manifest.path] if not manifest.is_folder else sorted(_files(manifest.path))
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for file in files:
-            rel = top if file == manifest.path else f"{top}/{file.relative_to(manifest.path).as_posix()}"
-            data = file.read_bytes()
-            info = tarfile.TarInfo(rel)
-            info.size = len(data)
-            info.mode = 0o755 if os.access(file, os.X_OK) else 0o644
-            tar.addfile(info, io.BytesIO(data))
+        if manifest.is_folder:
+            info = tarfile.TarInfo(top)
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            tar.addfile(info)
+        for item in walk_bot(manifest.path):
+            info = tarfile.TarInfo(top if not manifest.is_folder else f"{top}/{item.rel}")
+            if item.kind == "dir":
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tar.addfile(info)
+            elif item.kind == "link":
+                info.type, info.mode, info.linkname = tarfile.SYMTYPE, 0o777, item.target
+                tar.addfile(info)
+            else:
+                data = b"".join(item.chunks())  # at most MAX_FILE_BYTES
+                info.size = len(data)
+                info.mode = 0o755 if item.executable else 0o644
+                tar.addfile(info, io.BytesIO(data))
     return gzip.compress(raw.getvalue(), mtime=0)
 
 
@@ -50,7 +68,8 @@ def unpack_bundle(data: bytes, name: str, expected_hash: str, cache: Path) -> Bo
     """The bot of a bundle, unpacked once into ``cache/<name>-<hash>/`` (later calls,
     from any process, find it there) and read with :func:`find_bot`, so that ``{python}``
     means this machine's interpreter. Raises :class:`BundleError` if the archive holds
-    anything but plain files under one top entry, or if what it holds is not the bot
+    anything but what a bot folder may (see the module) under one top entry, or if what
+    it holds is not the bot
     ``name`` with content hash ``expected_hash``."""
     home = cache / f"{name}-{expected_hash}"
     if not home.is_dir():
@@ -74,11 +93,33 @@ def unpack_bundle(data: bytes, name: str, expected_hash: str, cache: Path) -> Bo
     return manifest
 
 
+class _Capped(io.RawIOBase):
+    """The decompressed stream, failing past ``cap`` bytes (a small archive may inflate to
+    any size: a gzip bomb)."""
+
+    def __init__(self, inner: gzip.GzipFile, cap: int, name: str) -> None:
+        self.inner, self.left, self.name_ = inner, cap, name
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        n = self.inner.readinto(memoryview(buffer)[: max(0, min(len(buffer), self.left + 1))])
+        self.left -= n
+        if self.left < 0:
+            raise BundleError(f"bot {self.name_}: its bundle unpacks to more than {MAX_TOTAL_BYTES >> 20} MiB")
+        return n
+
+
 def _extract(data: bytes, dest: Path, name: str) -> None:
+    cap = MAX_TOTAL_BYTES + (MAX_ENTRIES + 1) * _TAR_OVERHEAD
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        stream = io.BufferedReader(_Capped(gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb"), cap, name))
+        with tarfile.open(fileobj=stream, mode="r|") as tar:  # a stream: members are read once, in order
             top = _extract_members(tar, dest, name)
-    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+    except BotFilesError as exc:
+        raise BundleError(f"bot {name}: its bundle: {exc}") from None
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, OSError) as exc:
         raise BundleError(f"bot {name}: cannot unpack its bundle into {dest}: {exc}") from None
     if top is None:
         raise BundleError(f"bot {name}: the bundle is empty")
@@ -86,19 +127,57 @@ def _extract(data: bytes, dest: Path, name: str) -> None:
 
 def _extract_members(tar: tarfile.TarFile, dest: Path, name: str) -> str | None:
     top: str | None = None
-    for member in tar:
+    seen: set[str] = set()
+    links: set[str] = set()
+    total = 0
+    for count, member in enumerate(tar, 1):
         path = PurePosixPath(member.name)
-        if not member.isfile() or path.is_absolute() or ".." in path.parts or not path.parts:
-            raise BundleError(f"bot {name}: the bundle holds {member.name!r}, which is not a plain relative file")
+        what = f"bot {name}: the bundle holds {member.name!r}"
+        if count > MAX_ENTRIES + 1:
+            raise BundleError(f"bot {name}: the bundle holds more than {MAX_ENTRIES} members")
+        if not (member.isfile() or member.isdir() or member.issym()):
+            raise BundleError(f"{what}, which is not a folder, a regular file or a link")
+        if path.is_absolute() or not path.parts or any(p in ("..", ".", "") for p in path.parts):
+            raise BundleError(f"{what}, which is not a plain relative file or folder path")
         if top is None:
             top = path.parts[0]
         if path.parts[0] != top:
             raise BundleError(f"bot {name}: the bundle holds more than one top-level entry ({top!r}, {path.parts[0]!r})")
+        rel = path.as_posix()
+        if rel in seen:
+            raise BundleError(f"{what} twice")
+        if any(str(parent) in links for parent in path.parents):
+            raise BundleError(f"{what}, inside a link")
+        seen.add(rel)
         target = dest.joinpath(*path.parts)
+        if member.issym():
+            _check_link(member, path, what)
+            links.add(rel)
+            os.symlink(member.linkname, target)
+            continue
+        if member.isdir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        if member.size > MAX_FILE_BYTES:
+            raise BundleError(f"{what}, of {member.size} bytes: over the {MAX_FILE_BYTES >> 20} MiB a bot's file may be")
+        total += member.size
+        if total > MAX_TOTAL_BYTES:
+            raise BundleError(f"bot {name}: the bundle holds more than {MAX_TOTAL_BYTES >> 20} MiB of files")
         target.parent.mkdir(parents=True, exist_ok=True)
         source = tar.extractfile(member)
         assert source is not None  # a regular file
-        with source, open(target, "wb") as out:
+        mode = 0o755 if member.mode & 0o100 else 0o644
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        with source, open(fd, "wb") as out:
             shutil.copyfileobj(source, out)
-        os.chmod(target, 0o755 if member.mode & 0o100 else 0o644)
     return top
+
+
+def _check_link(member: tarfile.TarInfo, path: PurePosixPath, what: str) -> None:
+    """A link member: relative, and staying inside the top entry (the rule of a bot folder)."""
+    target = member.linkname
+    lexical = posixpath.normpath(posixpath.join(str(path.parent), target)) if target else ""
+    top = path.parts[0]
+    inside = lexical == top or lexical.startswith(top + "/")
+    if len(path.parts) < 2 or not target or posixpath.isabs(target) or not inside:
+        raise BundleError(f"{what}, a link to {target!r} that does not stay inside the bot")
