@@ -33,7 +33,8 @@ import trio
 
 from arena.acts import build_act
 from arena.bots import BotError
-from arena.bots.manifest import BotManifest, content_hash, discover_bots, find_bot, prepare_bot
+from arena.bots.files import copy_bot
+from arena.bots.manifest import BotManifest, discover_bots, find_bot, name_skeleton, prepare_bot
 from arena.bots.sandbox import SandboxSettings
 from arena.engine import (
     GameConfig,
@@ -825,8 +826,15 @@ class SubmitOutcome:
     copied: bool
 
 
-def _copy_file(src: str, dst: str) -> str:
-    return shutil.copy2(src, dst)
+def _copied(manifest: BotManifest, copy: Path) -> str:
+    """Copy the bot to ``copy`` with :func:`~arena.bots.files.copy_bot` (links kept inside,
+    never followed); the content hash of what was copied."""
+    try:
+        return copy_bot(manifest.path, copy)
+    except BotError as exc:
+        raise ArenaError(f"bot {manifest.name!r} was not submitted: {exc}") from None
+    except OSError as exc:
+        raise ArenaError(f"cannot copy the bot into {copy.parent}: {exc}") from None
 
 
 def submit_bot(
@@ -885,6 +893,11 @@ def _taken(bots_dir: Path, manifest: BotManifest, dest: Path) -> Path | None:
         raise ArenaError(str(exc)) from None
     for bot in bots:
         if bot.name != manifest.name:
+            if name_skeleton(bot.name) == name_skeleton(manifest.name):
+                raise ArenaError(
+                    f"bot name {manifest.name!r} is too like {bot.name!r}, already taken in {bots_dir} ({bot.path}): "
+                    "names that differ only in case or in lookalike characters are confused; give yours another name"
+                )
             continue
         if bot.content_hash == manifest.content_hash and bot.is_folder == manifest.is_folder:
             return bot.path
@@ -903,12 +916,8 @@ def _copy_into_place(manifest: BotManifest, bots_dir: Path, dest: Path) -> None:
     try:
         if manifest.is_folder:
             copy = staging / "bot"
-            shutil.copytree(
-                manifest.path, copy, copy_function=_copy_file,
-                # Bytecode caches and version-control data are not part of a bot (nor of its content hash).
-                ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".git", ".hg", ".svn"),
-            )
-            if content_hash(copy) != manifest.content_hash:
+            # The files of its content hash only (no caches, no version control), as the arena reads them.
+            if _copied(manifest, copy) != manifest.content_hash:
                 raise ArenaError(f"{manifest.path}: its files changed while it was being submitted; try again")
             try:
                 os.rename(copy, dest)  # atomic; fails if dest appeared meanwhile (a non-empty folder)
@@ -916,8 +925,7 @@ def _copy_into_place(manifest: BotManifest, bots_dir: Path, dest: Path) -> None:
                 raise ArenaError(f"cannot move the bot into {dest}: {exc}") from None
         else:
             copy = staging / manifest.path.name
-            _copy_file(str(manifest.path), str(copy))
-            if content_hash(copy) != manifest.content_hash:
+            if _copied(manifest, copy) != manifest.content_hash:
                 raise ArenaError(f"{manifest.path}: the file changed while it was being submitted; try again")
             try:
                 os.link(copy, dest)  # atomic, and never replaces an existing file

@@ -300,16 +300,16 @@ def test_submit_never_leaves_a_half_copied_folder(tmp_path: Path, monkeypatch: p
     src = fresh_minimal(tmp_path)
     (src / "notes.txt").write_text("a second file, so that the copy can fail half-way\n")
     bots = tmp_path / "bots"
-    copied: list[str] = []
+    copied: list[Path] = []
+    real_copy = validate_module.copy_bot
 
-    def failing_copy(a: str, b: str) -> str:
-        if copied:
-            raise OSError(28, "No space left on device")
-        copied.append(b)
-        return shutil.copy2(a, b)
+    def failing_copy(path: Path, dest: Path) -> str:
+        real_copy(path, dest)  # the files are there, half-way to being in place
+        copied.append(dest)
+        raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(validate_module, "_copy_file", failing_copy)
-    with pytest.raises(OSError, match="No space left"):
+    monkeypatch.setattr(validate_module, "copy_bot", failing_copy)
+    with pytest.raises(ArenaError, match="cannot copy the bot into .*No space left"):
         submit_bot(src, bots, TOURNAMENT, build_cache=tmp_path / "build")
     assert copied  # the copy did start
     assert list(bots.iterdir()) == []
