@@ -153,6 +153,7 @@ def _extract_members(tar: tarfile.TarFile, dest: Path, name: str) -> str | None:
         if member.issym():
             _check_link(member, path, what)
             links.add(rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
             os.symlink(member.linkname, target)
             continue
         if member.isdir():

@@ -18,8 +18,10 @@ with ``fstat`` to be the regular file that was listed, then read in chunks. So a
 takes time and memory bounded by the caps, whatever the folder holds.
 
 Folders named in :data:`SKIP_DIRS` (caches, version control) and compiled Python files
-are not part of a bot: they are checked like the rest (a bot that runs in its own folder
-sees them) but neither hashed nor copied.
+are not part of a bot: neither hashed nor copied, nor opened, but what they hold is
+checked for FIFOs, devices, sockets and outside links all the same (a bot that runs in
+its own folder sees them). Hard links there are let be: a local ``git clone``
+hard-links its objects, and they are never read.
 """
 
 from __future__ import annotations
@@ -346,6 +348,11 @@ def read_small_file(folder: Path, name: str, cap: int = MAX_MANIFEST_BYTES) -> b
     except OSError as exc:
         raise BotFilesError(f"{folder}: cannot be opened: {exc.strerror}") from None
     try:
+        # lstat first: a device is never opened (opening one may act), nor a FIFO.
+        mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+        if not stat.S_ISREG(mode):
+            what = "a link" if stat.S_ISLNK(mode) else _kind(mode)
+            raise walk.fail(name, f"is {what}: it must be a regular file")
         fd = os.open(name, _OPEN_FILE, dir_fd=dir_fd)
     except OSError as exc:
         why = "is a link: it must be a regular file" if exc.errno == errno.ELOOP else f"cannot be opened: {exc.strerror}"
