@@ -216,7 +216,9 @@ class _Walk:
             done = 0
             while chunk := os.read(fd, _CHUNK):
                 done += len(chunk)
-                if done > item.size:  # it grew since it was listed: account for the rest too
+                if done > item.size:  # it grew since it was listed: the caps hold all the same
+                    if done > MAX_FILE_BYTES:
+                        raise self.fail(item.rel, f"grew past the {_mib(MAX_FILE_BYTES)} a bot's file may be")
                     self.reserve(item.rel, done - item.size)
                     item.size = done
                 yield chunk

@@ -191,7 +191,10 @@ def _find_bot(path: Path) -> BotManifest:
         raise ManifestError(f"{path}: no such bot (not a file or folder)") from None
     except (OSError, RuntimeError) as exc:  # a loop of links, a folder that cannot be searched
         raise ManifestError(f"{path}: cannot be read: {exc}") from None
-    mode = os.stat(path).st_mode
+    try:
+        mode = os.stat(path).st_mode  # a stat, never an open: a FIFO does not block here
+    except OSError as exc:
+        raise ManifestError(f"{path}: cannot be read: {exc.strerror}") from None
     if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
         raise ManifestError(f"{path}: not a bot: a bot is a folder or a regular file, not a FIFO, socket or device")
     if stat.S_ISDIR(mode):
@@ -203,7 +206,7 @@ def _find_bot(path: Path) -> BotManifest:
             ((path / "main.js"), ("node", "main.js")),
         ]
         for file, argv in candidates:
-            if _is_regular(file) and (file.name != "bot" or os.access(file, os.X_OK)):
+            if file.is_file() and (file.name != "bot" or os.access(file, os.X_OK)):
                 if not _good_name(path.name):
                     raise ManifestError(f"{path}: a bot's name (here the folder's) must be {_name_rule_for(path.name)}; rename it, or add a {MANIFEST} with a name")
                 return BotManifest(name=path.name, version="", path=path, run=argv, content_hash=content_hash(path))
@@ -222,13 +225,6 @@ def _find_bot(path: Path) -> BotManifest:
     if not _good_name(name):
         raise ManifestError(f"{path}: a bot's name (here the file's, {name!r}) must be {_name_rule_for(name)}; rename the file")
     return BotManifest(name=name, version="", path=path, run=argv, content_hash=content_hash(path))
-
-
-def _is_regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
 #: What a bot's name may be (it shows in tables, file names and keys such as name@hash).
