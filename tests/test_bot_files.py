@@ -436,12 +436,16 @@ def test_a_hostile_bundle_is_refused_and_nothing_is_left(tmp_path: Path, case: s
     assert list(cache.iterdir()) == []
 
 
-def test_a_bundle_claiming_a_huge_member_or_inflating_too_far_is_refused(tmp_path: Path) -> None:
+def test_a_bundle_with_a_huge_member_header_or_too_many_members_is_refused_before_reading_them(tmp_path: Path) -> None:
     header = _member("b/big")
     header.size = 10 << 30  # the header alone: refused before a byte of it is read
     raw = header.tobuf(tarfile.PAX_FORMAT)
     with pytest.raises(BundleError, match=r"'b/big', of 10737418240 bytes: over the 64 MiB"):
         unpack_bundle(gzip.compress(raw), "b", "0" * 16, tmp_path / "cache")
+    header = _member("b/x")
+    header.pax_headers = {"comment": "x" * (1 << 20)}  # read whole by tarfile, so capped before
+    with pytest.raises(BundleError, match=r"an extended header of \d+ bytes \(at most 65536\)"):
+        unpack_bundle(_tar([(header, b"1")]), "b", "0" * 16, tmp_path / "cache1")
     many = [(_member(f"b/f{i}"), b"") for i in range(MAX_ENTRIES + 2)]
     with pytest.raises(BundleError, match=rf"more than {MAX_ENTRIES} members"):
         unpack_bundle(_tar(many), "b", "0" * 16, tmp_path / "cache2")

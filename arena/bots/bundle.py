@@ -111,11 +111,31 @@ class _Capped(io.RawIOBase):
         return n
 
 
+class _CappedHeaders(tarfile.TarInfo):
+    """A member whose extended header (pax, or GNU long name) is read into memory whole:
+    refused past :data:`_MAX_HEADER` before it is read."""
+
+    def _proc_pax(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+        self._check_header_size()
+        return super()._proc_pax(tarfile)  # type: ignore[misc]
+
+    def _proc_gnulong(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+        self._check_header_size()
+        return super()._proc_gnulong(tarfile)  # type: ignore[misc]
+
+    def _check_header_size(self) -> None:
+        if self.size > _MAX_HEADER:
+            raise tarfile.HeaderError(f"an extended header of {self.size} bytes (at most {_MAX_HEADER})")
+
+
+_MAX_HEADER = 64 << 10
+
+
 def _extract(data: bytes, dest: Path, name: str) -> None:
     cap = MAX_TOTAL_BYTES + (MAX_ENTRIES + 1) * _TAR_OVERHEAD
     try:
         stream = io.BufferedReader(_Capped(gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb"), cap, name))
-        with tarfile.open(fileobj=stream, mode="r|") as tar:  # a stream: members are read once, in order
+        with tarfile.open(fileobj=stream, mode="r|", tarinfo=_CappedHeaders) as tar:  # a stream: members are read once, in order
             top = _extract_members(tar, dest, name)
     except BotFilesError as exc:
         raise BundleError(f"bot {name}: its bundle: {exc}") from None
