@@ -19,7 +19,6 @@ in its place. The whole rebuild holds the results folder's lock.
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import shutil
 import sqlite3
@@ -217,12 +216,16 @@ def _build(
         except (ReplayError, ValueError, KeyError, TypeError) as exc:
             report.not_recovered.append((rel, str(exc)))
             continue
-        rowid, set_id, finished, duration = old_games.get(replay.game_id, (math.inf, None, None, None))
-        mtime = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(file.stat().st_mtime))
-        recovered.append((rowid, finished or mtime, rel, record, set_id, duration))
+        rowid, set_id, finished, duration = old_games.get(replay.game_id, (None, None, None, None))
+        written = file.stat().st_mtime_ns
+        finished = finished or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(written / 1e9))
+        recovered.append((rowid, written, finished, record, set_id, duration))
     if progress is not None:
         progress(len(files), len(files))
-    recovered.sort(key=lambda r: (r[0], r[1], r[2]))  # the old store's order, then by when each was written
+    # The old store's order if it is known for all, else the order the replays were written
+    # in, which is the order their rows were committed in (bar a killed run's last games).
+    by_rowid = all(r[0] is not None for r in recovered)
+    recovered.sort(key=lambda r: (r[0] if by_rowid else r[1], r[3].game_id))
     with open_store(work) as store:
         store.restore_meta({k: v for _, k, v in salvage["meta"] if isinstance(k, str) and isinstance(v, str)})
         report.kept_meta = sorted(store.meta_items())
@@ -238,7 +241,7 @@ def _build(
         with store.batch():
             for t in tournaments:
                 store.restore_tournament(t)
-            for _, finished, _, record, set_id, duration in recovered:
+            for _, _, finished, record, set_id, duration in recovered:
                 replay = record.replay
                 n = record.config.players
                 seats = replay.seats[:n]
