@@ -577,6 +577,22 @@ class Store:
             )
 
     @_guarded
+    def seat_names(self, game_ids: Iterable[str]) -> dict[str, list[str]]:
+        """The bot names of these games' seats, in seat order."""
+        wanted = list(game_ids)
+        out: dict[str, list[str]] = {}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            rows = self._conn.execute(
+                f"SELECT s.game_id, b.name FROM game_seats s JOIN bots b ON b.id = s.bot_id "
+                f"WHERE s.game_id IN ({','.join('?' * len(chunk))}) ORDER BY s.game_id, s.seat",
+                chunk,
+            )
+            for gid, name in rows:
+                out.setdefault(gid, []).append(name)
+        return out
+
+    @_guarded
     def is_complete(self, game_id: str) -> bool:
         """Whether a complete game of this id is recorded."""
         row = self._conn.execute("SELECT 1 FROM games WHERE id = ? AND status = 'complete'", (game_id,)).fetchone()

@@ -37,6 +37,7 @@ import os
 import signal
 import time
 import tomllib
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -467,6 +468,7 @@ class _Run:
                 twice = next(g for g in ids if ids.count(g) > 1)
                 raise ArenaError(f"tournament {tid}: the schedule holds game {twice} twice (the same deal and seating)")
             done_ids = await trio.to_thread.run_sync(self.store.completed_ids, ids)
+            ids, done_ids = await trio.to_thread.run_sync(self._earlier_ids, config, schedule, ids, done_ids)
             await trio.to_thread.run_sync(self.store.link_games, tid, sorted(done_ids))
             todo = [(g, gid) for g, gid in zip(schedule, ids, strict=True) if gid not in done_ids]
             recovered: set[str] = set()
@@ -509,6 +511,31 @@ class _Run:
                 raise self.writer.error
         summary.seconds = time.monotonic() - t0
         return summary
+
+    def _earlier_ids(
+        self, config: GameConfig, schedule: Sequence[ScheduledGame], ids: list[str], done: set[str]
+    ) -> tuple[list[str], set[str]]:
+        """A store written when game ids hashed each seat's content hash alone (without its
+        name): such a game counts as played, under its old id, where that id cannot be
+        another game's (no two entrants have the same files) and its recorded seats name
+        these bots in this order. Returns the ids (old ones put in) and the played ones."""
+        counts = Counter(e.row.hash for e in self.entrants.values())
+        old_of: dict[str, int] = {}
+        for i, (g, gid) in enumerate(zip(schedule, ids, strict=True)):
+            hashes = [self.entrants[b].row.hash for b in g.seats]
+            if gid not in done and all(counts[h] == 1 for h in hashes):
+                old_of[game_id(config, g.seed, hashes, self.s.time)] = i
+        if not old_of:
+            return ids, done
+        found = self.store.completed_ids(old_of)
+        seated = self.store.seat_names(found)
+        ids, done = list(ids), set(done)
+        for old in found:
+            i = old_of[old]
+            if seated.get(old) == list(schedule[i].seats):
+                ids[i] = old
+                done.add(old)
+        return ids, done
 
     def _register(self, tid: str, players: int, cfg: Mapping[str, Any]) -> None:
         self.store.tournament(tid, players, self.s.variant.value, cfg)

@@ -374,3 +374,24 @@ def test_rebuild_names_the_replays_it_could_not_recover_and_keeps_the_rest(
     code, out, err = finish(arena(*args))
     assert code == 0, err
     assert json.loads(out)["run"]["played"] == 1
+
+
+def test_a_store_from_before_names_were_in_game_ids_plays_nothing_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its games (ids of content hashes alone) count as played where that id cannot be
+    another seating's: every entrant's files differ, and the recorded seats agree."""
+    import arena.tournament as tournament
+    from arena.bots.sandbox import Level, SandboxSettings
+
+    bots = make_bots(tmp_path / "bots")
+    settings = tournament.RunSettings(
+        bots_dir=bots, results=tmp_path / "res", players=2, deals=2, sandbox=SandboxSettings(Level("none"))
+    )
+    with monkeypatch.context() as m:
+        m.setattr(tournament, "seat_identity", lambda name, content_hash: content_hash)  # the ids of before
+        old = tournament.run_tournament(settings)
+    assert old.played == 12
+    again = tournament.run_tournament(settings)
+    assert (again.played, again.already) == (0, 12)
+    assert len(assert_rows_match_replays(tmp_path / "res")) == 12
