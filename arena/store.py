@@ -162,6 +162,24 @@ def _guarded(method: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
+def _reading(method: _F) -> _F:
+    """:func:`_guarded`, for a method that decodes what it reads (JSON, row shapes, bot
+    ids): a value no arena wrote is damage too (SQLite's check does not see inside records)."""
+    guarded = _guarded(method)
+
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return guarded(self, *args, **kwargs)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StoreError(
+                f"{self.path}: the database is damaged (it holds a value no arena wrote: {type(exc).__name__}: {exc}); "
+                f"{_rebuild_hint(self.root)}"
+            ) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
 @dataclass(frozen=True, slots=True)
 class BotRow:
     id: int
@@ -442,7 +460,7 @@ class Store:
         ).fetchone()
         return BotRow(*row)
 
-    @_guarded
+    @_reading
     def bots(self) -> dict[int, BotRow]:
         return {r[0]: BotRow(*r) for r in self._conn.execute("SELECT id, name, version, hash, path FROM bots")}
 
@@ -460,14 +478,14 @@ class Store:
         assert found is not None
         return found
 
-    @_guarded
+    @_reading
     def get_tournament(self, tournament_id: str) -> TournamentRow | None:
         row = self._conn.execute(
             "SELECT id, created, updated, players, variant, config FROM tournaments WHERE id = ?", (tournament_id,)
         ).fetchone()
         return None if row is None else TournamentRow(*row[:5], json.loads(row[5]))
 
-    @_guarded
+    @_reading
     def tournaments(self) -> list[TournamentRow]:
         rows = self._conn.execute(
             "SELECT id, created, updated, players, variant, config FROM tournaments ORDER BY updated, id"
@@ -496,7 +514,7 @@ class Store:
                 [(tournament_id, name, reason, path) for name, path, reason in skipped],
             )
 
-    @_guarded
+    @_reading
     def entrant_ids(self, tournament_id: str) -> set[int]:
         """The bot versions (bot ids) that took part in the latest run of this tournament."""
         rows = self._conn.execute(
@@ -504,7 +522,7 @@ class Store:
         )
         return {r[0] for r in rows}
 
-    @_guarded
+    @_reading
     def skipped(self, tournament_id: str) -> list[dict[str, str]]:
         rows = self._conn.execute(
             "SELECT name, path, reason FROM tournament_bots WHERE tournament_id = ? AND status = 'skipped' ORDER BY name",
@@ -521,7 +539,7 @@ class Store:
                 (row.id, row.created, row.updated, row.players, row.variant, json.dumps(row.config, sort_keys=True)),
             )
 
-    @_guarded
+    @_reading
     def meta_items(self) -> dict[str, str]:
         """The store's own settings (the meta table) but the arena's bookkeeping of it."""
         rows = self._conn.execute("SELECT key, value FROM meta WHERE key NOT IN ('application', 'schema_version')")
@@ -576,7 +594,7 @@ class Store:
                 [(tournament_id, g) for g in game_ids],
             )
 
-    @_guarded
+    @_reading
     def seat_names(self, game_ids: Iterable[str]) -> dict[str, list[str]]:
         """The bot names of these games' seats, in seat order."""
         wanted = list(game_ids)
@@ -648,7 +666,7 @@ class Store:
                 )
         return True
 
-    @_guarded
+    @_reading
     def games(
         self,
         tournament_id: str | None = None,
@@ -704,7 +722,7 @@ class Store:
             )
         return [GameRow(*h, seats=tuple(seats.get(h[0], ()))) for h in heads]
 
-    @_guarded
+    @_reading
     def count_games(self, tournament_id: str | None = None) -> int:
         if tournament_id is None:
             return self._conn.execute("SELECT count(*) FROM games WHERE status = 'complete'").fetchone()[0]

@@ -395,3 +395,20 @@ def test_a_store_from_before_names_were_in_game_ids_plays_nothing_again(
     again = tournament.run_tournament(settings)
     assert (again.played, again.already) == (0, 12)
     assert len(assert_rows_match_replays(tmp_path / "res")) == 12
+
+
+@needs_strict
+def test_a_value_no_arena_wrote_is_named_as_damage_too(tmp_path: Path, played: tuple[Path, Path, dict]) -> None:
+    """A record whose bytes were changed inside a sound page: SQLite's check cannot see
+    it, reading it can."""
+    _, original, _ = played
+    res = tmp_path / "res"
+    shutil.copytree(original, res)
+    with sqlite3.connect(res / DB_NAME) as conn:
+        conn.execute("UPDATE game_seats SET faults = '{\"timeout\": ' WHERE rowid = 3")
+    conn.close()
+    for command in ("leaderboard", "games"):
+        code, out, err = finish(arena(command, str(res)))
+        text = " ".join(err.split())
+        assert code == 1 and "Traceback" not in err and err.startswith("error: "), err
+        assert f"{res / DB_NAME}: the database is damaged" in text and f"arena store rebuild {res}" in text, text
