@@ -32,6 +32,7 @@ from arena.errors import ArenaError
 from arena.store import (
     DB_NAME,
     BotRow,
+    NewGame,
     StoreError,
     TournamentRow,
     open_store,
@@ -88,12 +89,10 @@ class RebuildReport:
         }
 
 
-def rebuild_store(
-    root: Path, *, on_wait: Callable[[str], None] | None = None, progress: Callable[[int, int], None] | None = None
-) -> RebuildReport:
+def rebuild_store(root: Path, *, on_wait: Callable[[str], None] | None = None) -> RebuildReport:
     """Make ``root``'s database again from its replay files (see the module's docstring).
-    ``on_wait`` as for :func:`arena.store.results_lock`; ``progress(done, total)`` is
-    called as the replays are read."""
+    ``on_wait`` as for :func:`arena.store.results_lock`. Each replay is read and checked
+    once, one at a time; what is kept of it is its row."""
     if not root.is_dir():
         raise StoreError(f"{root}: no such results folder")
     replays = root / "replays"
@@ -113,7 +112,7 @@ def rebuild_store(
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
         try:
-            _build(work, root, salvage, files, report, progress)
+            _build(work, root, salvage, files, report)
             report.moved_to = _swap(root, work, report.old_damaged) if old.exists() else None
             if not old.exists():
                 _put_in_place(work, root)
@@ -175,13 +174,14 @@ def _build(
     salvage: dict[str, list[tuple[Any, ...]]],
     files: list[Path],
     report: RebuildReport,
-    progress: Callable[[int, int], None] | None,
 ) -> None:
     from arena.referee import record_from_replay
     from arena.replay import ReplayError, read_replay, verify_replay
     from arena.tournament import game_row
 
-    old_bots = {r[1]: (r[2], r[3], r[4], r[5]) for r in salvage["bots"]}  # id -> name, version, hash, path
+    old_bots = {  # id -> name, version, hash, path
+        r[1]: (r[2], str(r[3]), r[4], _text(r[5]) or "") for r in salvage["bots"] if _text(r[2]) and _text(r[4])
+    }
     paths = {(name, h): path for name, _, h, path in old_bots.values()}
     old_games = {  # id -> rowid, set_id, finished, duration (each None where the old row holds garbage)
         r[1]: (r[0], _text(r[2]), _text(r[3]), r[4] if isinstance(r[4], float | int) else None)
@@ -197,35 +197,7 @@ def _build(
             tournaments.append(TournamentRow(tid, created, updated, int(players), str(variant), _json_object(config)))
         except (TypeError, ValueError):
             report.unreadable_tables.append(f"tournaments (row {tid!r})")
-    recovered = []
-    void: set[str] = set()
-    for i, file in enumerate(files):
-        if progress is not None:
-            progress(i, len(files))
-        rel = file.relative_to(root).as_posix()
-        try:
-            replay = read_replay(file)
-            if replay_relpath(replay.game_id) != rel:
-                raise ReplayError(f"{file}: it holds game {replay.game_id!r}, not the game its name says")
-            verify_replay(replay, name=str(file))
-            if replay.status == "void":
-                report.void += 1
-                void.add(replay.game_id)
-                continue
-            record = record_from_replay(replay)
-        except (ReplayError, ValueError, KeyError, TypeError) as exc:
-            report.not_recovered.append((rel, str(exc)))
-            continue
-        rowid, set_id, finished, duration = old_games.get(replay.game_id, (None, None, None, None))
-        written = file.stat().st_mtime_ns
-        finished = finished or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(written / 1e9))
-        recovered.append((rowid, written, finished, record, set_id, duration))
-    if progress is not None:
-        progress(len(files), len(files))
-    # The old store's order if it is known for all, else the order the replays were written
-    # in, which is the order their rows were committed in (bar a killed run's last games).
-    by_rowid = all(r[0] is not None for r in recovered)
-    recovered.sort(key=lambda r: (r[0] if by_rowid else r[1], r[3].game_id))
+    known = {t.id for t in tournaments}
     with open_store(work) as store:
         store.restore_meta({k: v for _, k, v in salvage["meta"] if isinstance(k, str) and isinstance(v, str)})
         report.kept_meta = sorted(store.meta_items())
@@ -237,25 +209,47 @@ def _build(
                 bot_rows[key] = store.bot(name, version, content_hash, paths.get(key, ""))
             return bot_rows[key]
 
-        known = {t.id for t in tournaments}
+        # Each replay becomes its row at once (the replays themselves are not kept: a
+        # store's worth of them would not fit in memory); the rows are inserted after.
+        rows: list[tuple[int | None, int, str, NewGame, list[str]]] = []
+        void: set[str] = set()
+        for file in files:
+            rel = file.relative_to(root).as_posix()
+            try:
+                replay = read_replay(file)
+                if replay_relpath(replay.game_id) != rel:
+                    raise ReplayError(f"{file}: it holds game {replay.game_id!r}, not the game its name says")
+                verify_replay(replay, name=str(file))
+                if replay.status == "void":
+                    report.void += 1
+                    void.add(replay.game_id)
+                    continue
+                record = record_from_replay(replay)
+            except (ReplayError, ValueError, KeyError, TypeError) as exc:
+                report.not_recovered.append((rel, str(exc)))
+                continue
+            rowid, set_id, finished, duration = old_games.get(replay.game_id, (None, None, None, None))
+            seats = replay.seats[: record.config.players]  # (not the dummy's)
+            if not set_id:
+                set_id, guessed = _set_of(replay.seed, [s.bot for s in seats], tournaments)
+                report.guessed_sets += guessed
+            if duration is not None:
+                record.duration_s = float(duration)
+            written = file.stat().st_mtime_ns
+            finished = finished or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(written / 1e9))
+            row = game_row(record, set_id, [bot(s.bot, s.version, s.hash).id for s in seats], replay.time)
+            rows.append((rowid, written, finished, row, [t for t in links.get(row.id, []) if t in known]))
+        # The old store's order if it is known for all, else the order the replays were written
+        # in, which is the order their rows were committed in (bar a killed run's last games).
+        by_rowid = all(r[0] is not None for r in rows)
+        rows.sort(key=lambda r: (r[0] if by_rowid else r[1], r[3].id))
         with store.batch():
             for t in tournaments:
                 store.restore_tournament(t)
-            for _, _, finished, record, set_id, duration in recovered:
-                replay = record.replay
-                n = record.config.players
-                seats = replay.seats[:n]
-                if not set_id:
-                    set_id, guessed = _set_of(replay.seed, [s.bot for s in seats], tournaments)
-                    report.guessed_sets += guessed
-                if duration is not None:
-                    record.duration_s = float(duration)
-                row = game_row(record, set_id, [bot(s.bot, s.version, s.hash).id for s in seats], replay.time)
-                tids = [t for t in links.get(record.game_id, []) if t in known]
+            for _, _, finished, row, tids in rows:
                 store.add_game(row, tids[0] if tids else None, finished=finished)
-                if len(tids) > 1:
-                    for tid in tids[1:]:
-                        store.link_games(tid, [record.game_id])
+                for tid in tids[1:]:
+                    store.link_games(tid, [row.id])
                 report.unlinked += not tids
                 report.games += 1
             for tid in known:
@@ -270,7 +264,7 @@ def _build(
                         skipped.append((name, path, reason))
                 store.set_entrants(tid, ok, skipped)
         report.tournaments = len(known)
-        got = {r[3].game_id for r in recovered}
+        got = {r[3].id for r in rows}
         report.lost = sorted(g for g in old_games if g not in got and g not in void)
 
 
