@@ -319,7 +319,7 @@ class ResultsLock:
     depth: int = 1
 
 
-_held: dict[Path, ResultsLock] = {}
+_held: dict[tuple[Path, int], ResultsLock] = {}
 _held_guard = threading.Lock()
 
 
@@ -352,8 +352,8 @@ def results_lock(root: Path, command: str, *, on_wait: Callable[[str], None] | N
     ``flock`` on ``root/arena.lock``. If another process holds it, ``on_wait`` is told who
     (default: a logged warning) and this waits until it is released (Ctrl-C stops the
     wait: KeyboardInterrupt). The OS releases it when its holder ends, killed or not.
-    Re-entrant within a process: an inner ``results_lock`` of the same folder returns at
-    once. The file stays (removing a lock file races with its next taker), with a note
+    Re-entrant within a thread: an inner ``results_lock`` of the same folder returns at
+    once (another thread of the process waits, as another process would). The file stays (removing a lock file races with its next taker), with a note
     of its last holder (pid, command, start time) for the waiting ones; a store writer
     that outlives its arena keeps the lock, and the note then says so."""
     if root.exists() and not root.is_dir():
@@ -361,7 +361,7 @@ def results_lock(root: Path, command: str, *, on_wait: Callable[[str], None] | N
     path = root / LOCK_NAME
     try:
         root.mkdir(parents=True, exist_ok=True)
-        key = path.resolve()
+        key = (path.resolve(), threading.get_ident())  # (another thread waits like another process)
     except OSError as exc:
         raise StoreError(f"{root}: cannot make the results folder: {exc.strerror or exc}") from None
     with _held_guard:

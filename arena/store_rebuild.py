@@ -108,8 +108,9 @@ def rebuild_store(root: Path, *, on_wait: Callable[[str], None] | None = None) -
             salvage, report.unreadable_tables = _salvage(old)
             report.meta_lost = "meta" in report.unreadable_tables
         files = _replay_files(replays)
+        for stale in root.glob(".rebuild-*"):  # a rebuild killed half-way (none runs: we hold the lock)
+            shutil.rmtree(stale, ignore_errors=True)
         work = root / f".rebuild-{os.getpid()}"
-        shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
         try:
             _build(work, root, salvage, files, report)

@@ -412,3 +412,24 @@ def test_a_value_no_arena_wrote_is_named_as_damage_too(tmp_path: Path, played: t
         text = " ".join(err.split())
         assert code == 1 and "Traceback" not in err and err.startswith("error: "), err
         assert f"{res / DB_NAME}: the database is damaged" in text and f"arena store rebuild {res}" in text, text
+
+
+def test_another_thread_of_the_process_waits_for_the_lock_too(tmp_path: Path) -> None:
+    import threading
+
+    res = tmp_path / "res"
+    order: list[str] = []
+    with results_lock(res, "arena run"):
+        with results_lock(res, "arena run"):  # the same thread: re-entrant
+            pass
+
+        def other() -> None:
+            with results_lock(res, "arena run", on_wait=lambda message: order.append("waits")):
+                order.append("holds")
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        time.sleep(0.3)
+        order.append("released")
+    thread.join(timeout=10)
+    assert order == ["waits", "released", "holds"]
