@@ -200,8 +200,10 @@ def _build(
             report.unreadable_tables.append(f"tournaments (row {tid!r})")
     known = {t.id for t in tournaments}
     with open_store(work) as store:
-        store.restore_meta({k: v for _, k, v in salvage["meta"] if isinstance(k, str) and isinstance(v, str)})
-        report.kept_meta = sorted(store.meta_items())
+        # The old store's settings win over any a new store makes for itself (its deal key).
+        kept = {k: v for _, k, v in salvage["meta"] if isinstance(k, str) and isinstance(v, str)}
+        store.restore_meta(kept)
+        report.kept_meta = sorted(set(kept) & set(store.meta_items()))
         bot_rows: dict[tuple[str, str], BotRow] = {}
 
         def bot(name: str, version: str, content_hash: str) -> BotRow:

@@ -319,6 +319,9 @@ def test_a_damaged_database_is_one_clear_error_and_the_replays_rebuild_it(
     shutil.copytree(original, res)
     args = (*RUN, "--bots", str(bots), "--results", str(res))
     db = res / DB_NAME
+    with sqlite3.connect(db) as conn:  # a setting of the store's own (as a deal key is)
+        conn.execute("INSERT INTO meta (key, value) VALUES ('a_setting', 'kept')")
+    conn.close()
     assert not (res / f"{DB_NAME}-wal").exists()  # (everything is in the file itself)
     damaged = _damage(db, 1 if where == "first page" else _page_of(db, where))
     _one_clear_error(arena("leaderboard", str(res)), db)
@@ -339,7 +342,9 @@ def test_a_damaged_database_is_one_clear_error_and_the_replays_rebuild_it(
         assert code == 0, err
         assert json.loads(out)["run"]["played"] == 0
     else:
-        assert report["unlinked"] == 0 and not report["meta_lost"]
+        assert report["unlinked"] == 0 and not report["meta_lost"] and report["kept_meta"] == ["a_setting"]
+        with open_store(res, create=False) as store:
+            assert store.meta_items()["a_setting"] == "kept"
     after = _leaderboard(res)
     assert after == before
     assert len(assert_rows_match_replays(res)) == 18
