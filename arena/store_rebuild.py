@@ -96,6 +96,8 @@ def rebuild_store(root: Path, *, on_wait: Callable[[str], None] | None = None) -
     if not root.is_dir():
         raise StoreError(f"{root}: no such results folder")
     replays = root / "replays"
+    if not (root / DB_NAME).exists() and not replays.is_dir():
+        raise StoreError(f"{root}: nothing to rebuild here: no {DB_NAME} and no replays/ folder (is it the results folder?)")
     with results_lock(root, "arena store rebuild", on_wait=on_wait):
         t0 = time.monotonic()
         report = RebuildReport(root)

@@ -438,3 +438,11 @@ def test_another_thread_of_the_process_waits_for_the_lock_too(tmp_path: Path) ->
         order.append("released")
     thread.join(timeout=10)
     assert order == ["waits", "released", "holds"]
+
+
+def test_rebuild_of_a_folder_that_holds_no_results_is_refused_and_makes_nothing(tmp_path: Path) -> None:
+    for folder, said in ((tmp_path / "missing", "no such results folder"), (tmp_path, "nothing to rebuild here")):
+        code, _, err = finish(arena("store", "rebuild", str(folder)))
+        assert code == 1 and err.startswith("error: ") and "Traceback" not in err, err
+        assert f"{folder}: {said}" in " ".join(err.split())
+    assert not (tmp_path / "missing").exists() and list(tmp_path.iterdir()) == []
