@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.errors import ArenaError
 from arena.store import (
     DB_NAME,
     BotRow,
@@ -113,12 +112,15 @@ def rebuild_store(root: Path, *, on_wait: Callable[[str], None] | None = None) -
         for stale in root.glob(".rebuild-*"):  # a rebuild killed half-way (none runs: we hold the lock)
             shutil.rmtree(stale, ignore_errors=True)
         work = root / f".rebuild-{os.getpid()}"
-        work.mkdir()
         try:
+            work.mkdir()
             _build(work, root, salvage, files, report)
-            report.moved_to = _swap(root, work, report.old_damaged) if old.exists() else None
-            if not old.exists():
+            if old.exists():
+                report.moved_to = _swap(root, work, report.old_damaged)
+            else:
                 _put_in_place(work, root)
+        except OSError as exc:
+            raise StoreError(f"{root}: cannot rebuild the database here: {exc.strerror or exc} ({exc.filename or root})") from None
         finally:
             shutil.rmtree(work, ignore_errors=True)
         report.seconds = time.monotonic() - t0
@@ -320,14 +322,10 @@ def _swap(root: Path, work: Path, damaged: bool) -> Path:
     while aside.exists():
         n += 1
         aside = aside.with_name(f"{DB_NAME}.{'damaged' if damaged else 'before-rebuild'}-{stamp}-{n}")
-    old = root / DB_NAME
-    try:
-        os.replace(old, aside)
-        for suffix in ("-wal", "-shm"):
-            side = root / f"{DB_NAME}{suffix}"
-            if side.exists():
-                os.replace(side, aside.with_name(aside.name + suffix))
-        _put_in_place(work, root)
-    except OSError as exc:
-        raise ArenaError(f"{old}: cannot put the rebuilt database in place: {exc.strerror or exc}") from None
+    os.replace(root / DB_NAME, aside)
+    for suffix in ("-wal", "-shm"):
+        side = root / f"{DB_NAME}{suffix}"
+        if side.exists():
+            os.replace(side, aside.with_name(aside.name + suffix))
+    _put_in_place(work, root)
     return aside
