@@ -4,6 +4,7 @@ Registered on the app of :mod:`arena.cli` (imported at its end)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import time
@@ -24,7 +25,16 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli import JsonOption, SandboxOption, app, bench_app, err, out, sandbox_settings
+from arena.cli import (
+    JsonOption,
+    SandboxOption,
+    app,
+    bench_app,
+    err,
+    out,
+    sandbox_settings,
+    say_waiting,
+)
 from arena.engine import Variant
 from arena.errors import ArenaError
 
@@ -361,24 +371,26 @@ def run_command(
     settings = settings_from(options, base=RunSettings(bots_dir=Path(options["bots"])))
     anchor_pair = _anchor(options.get("anchor"))
     reporter = ConsoleReporter(quiet=quiet or json_output)
-    try:
-        summary = run_tournament(settings, reporter)
-    except KeyboardInterrupt:
-        reporter.close()
-        err.print("\n[yellow]interrupted[/yellow] before the games started; nothing was lost.", highlight=False)
-        raise typer.Exit(130) from None
-    finally:
-        reporter.close()
-    report = None
-    with open_store(settings.results, create=False) as store:
-        st = standings(store, summary.tournament_id, anchor=anchor_pair)
-        write_leaderboard_files(st, settings.results)
-        if not no_report:
-            from arena.cli_report import print_report_summary
-            from arena.report import write_report
+    # The results folder's lock stays held from the first game to the report (a second run waits).
+    with contextlib.ExitStack() as held:
+        try:
+            summary = run_tournament(settings, reporter, hold=held, on_wait=say_waiting)
+        except KeyboardInterrupt:
+            reporter.close()
+            err.print("\n[yellow]interrupted[/yellow] before the games started; nothing was lost.", highlight=False)
+            raise typer.Exit(130) from None
+        finally:
+            reporter.close()
+        report = None
+        with open_store(settings.results, create=False) as store:
+            st = standings(store, summary.tournament_id, anchor=anchor_pair)
+            write_leaderboard_files(st, settings.results)
+            if not no_report:
+                from arena.cli_report import print_report_summary
+                from arena.report import write_report
 
-            report = write_report(store, summary.tournament_id, table=st)
-            print_report_summary(report, quiet=True)
+                report = write_report(store, summary.tournament_id, table=st)
+                print_report_summary(report, quiet=True)
     if json_output:
         doc = st.to_dict()
         doc["run"] = {

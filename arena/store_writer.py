@@ -19,6 +19,13 @@ after the first of them, or once :data:`BATCH` are waiting. It reports on its st
 JSON lines: ``{"type": "error", "message": ...}`` for the first failure (it then records
 nothing more), and ``{"type": "done", ...}`` with its totals before it exits.
 
+A game already recorded as complete (or waiting for its commit here) is not written
+again: its replay file stays the one of the play its row records.
+
+The writer holds the results folder's lock (:func:`arena.store.results_lock`) with the
+arena: it inherits the arena's open lock file, so the lock is held until the writer too
+has exited, and a next run cannot start while it still records a killed arena's games.
+
 Nothing finished is lost when the arena dies: the writer ignores SIGINT and SIGTERM (a
 Ctrl-C reaches the whole process group) and, when its input ends (the arena closed it,
 or was killed), commits what it has and exits. A game whose replay is written but whose
@@ -71,9 +78,13 @@ class StoreWriter:
     ``prepare(item)`` turns what :meth:`submit` was given into ``(tournament id, row,
     replay path relative to the results folder, replay JSON)``; it runs on this
     object's thread. :attr:`error` is set (an :class:`ArenaError`) once the writer has
-    failed; :meth:`close` waits until everything submitted is recorded."""
+    failed; :meth:`close` waits until everything submitted is recorded. ``lock_fd``,
+    the results folder's held lock (:class:`arena.store.ResultsLock`), is shared with the
+    writer process, which then holds the lock as long as it lives."""
 
-    def __init__(self, results: Path, prepare: Callable[[tuple[Any, ...]], _Frame]) -> None:
+    def __init__(
+        self, results: Path, prepare: Callable[[tuple[Any, ...]], _Frame], *, lock_fd: int | None = None
+    ) -> None:
         self._prepare = prepare
         self.error: ArenaError | None = None
         self.busy = 0.0  # the writer's wall seconds spent writing (it overlaps the games)
@@ -92,6 +103,7 @@ class StoreWriter:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            pass_fds=() if lock_fd is None else (lock_fd,),
         )
         self._sender = threading.Thread(target=self._send_loop, name="arena-store-sender", daemon=True)
         self._sender.start()
@@ -205,12 +217,13 @@ def _serve(results: Path) -> int:
         out.flush()
 
     try:
-        store = open_store(results, create=False)
+        store = open_store(results, create=False, check=False)  # the arena checked it just now
     except ArenaError as exc:
         say(type="error", message=str(exc))
         return 0
     source = _Input(sys.stdin.fileno())
     written: list[_Frame] = []  # replay on disk, row not yet committed
+    pending: set[str] = set()  # their ids
     due = math.inf
     failed = False
     busy = cpu = 0.0
@@ -227,6 +240,7 @@ def _serve(results: Path) -> int:
             say(type="error", message=f"cannot record games {ids}: {type(exc).__name__}: {exc}")
             failed = True
         written, due = [], math.inf
+        pending.clear()
 
     while True:
         frame = source.next(due)
@@ -234,15 +248,25 @@ def _serve(results: Path) -> int:
         if frame is not None and not failed:
             tid, row, rel, data = item = _decode(frame)
             try:
-                write_replay_json(results / rel, data, durable=False)
+                if row.id in pending:
+                    pass  # (the same game twice in one commit: the first play is the one recorded)
+                elif store.is_complete(row.id):
+                    # Recorded already: its file stays the replay of the recorded play.
+                    if tid is not None:
+                        store.link_games(tid, [row.id])
+                else:
+                    write_replay_json(results / rel, data, durable=False)
+                    if not written:
+                        due = time.monotonic() + LINGER
+                    written.append(item)
+                    pending.add(row.id)
+                    games += 1
             except OSError as exc:
                 say(type="error", message=f"cannot record game {row.id}: {type(exc).__name__}: {exc}")
                 failed = True
-            else:
-                if not written:
-                    due = time.monotonic() + LINGER
-                written.append(item)
-                games += 1
+            except ArenaError as exc:
+                say(type="error", message=f"cannot record game {row.id}: {exc}")
+                failed = True
         if written and (frame is None or failed or len(written) >= BATCH):
             commit()
         busy += time.perf_counter() - t

@@ -7,9 +7,10 @@ What a run does, in order:
    each one's handshake; a bot that cannot be built, started or understood is reported
    and skipped, the others play on;
 2. makes the schedule (:mod:`arena.schedule`) and gives every game its id: a hash of
-   what decides the game (rules version, variant, deal seed, each seat's bot content
-   hash, time settings), not of the tournament, so a game already in the store, from
-   this run killed half-way or from any earlier run, is never played again;
+   what decides the game (rules version, variant, deal seed, each seat's bot as its
+   name and content hash, time settings), not of the tournament, so a game already in
+   the store, from this run killed half-way or from any earlier run, is never played
+   again, and two seatings are two games even of bots with identical files;
 3. records from its replay file any game a killed run wrote but did not commit, then
    plays the missing games, ``jobs`` at a time, reusing bot processes across games;
    each finished game is handed to the one writer, a process of its own
@@ -18,11 +19,16 @@ What a run does, in order:
    the finished ones are kept, every bot process ends, and running the same command
    again resumes.
 
+The whole run holds the results folder's lock (:func:`arena.store.results_lock`), and
+so does its writer process, which inherits it: a second run on the same folder waits
+until the first, and its writer, are done, then plays only what is missing.
+
 Nothing here prints: progress goes to a :class:`Reporter` (the CLI draws it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -31,7 +37,8 @@ import os
 import signal
 import time
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -57,7 +64,15 @@ from arena.referee import (
 )
 from arena.replay import ReplayError, encode_replay, read_replay, verify_replay
 from arena.schedule import ScheduledGame, make_schedule
-from arena.store import BotRow, NewGame, Store, make_replay_folders, open_store, replay_relpath
+from arena.store import (
+    BotRow,
+    NewGame,
+    Store,
+    make_replay_folders,
+    open_store,
+    replay_relpath,
+    results_lock,
+)
 from arena.store_writer import StoreWriter
 
 SEATINGS = ("rotations", "all")
@@ -315,21 +330,41 @@ class RunSummary:
         return self.already + self.played
 
 
-def game_id(config: GameConfig, seed: int, seat_hashes: Sequence[str], time_settings: TimeSettings) -> str:
+def seat_identity(name: str, content_hash: str) -> str:
+    """How a seat's bot enters a game id: ``name@content_hash``. The name is in it because
+    two bots of one tournament may have identical files (a copy under another name): by
+    hash alone their two seatings of a deal would be one game, recorded once with the
+    other's replay."""
+    return f"{name}@{content_hash}"
+
+
+def game_id(config: GameConfig, seed: int, seats: Sequence[str], time_settings: TimeSettings) -> str:
     """The id of a game: a hash of everything that decides it, nothing else (so two
-    runs, or two tournaments, that would play the very same game share it)."""
+    runs, or two tournaments, that would play the very same game share it). ``seats``:
+    each seat's :func:`seat_identity`, in seat order."""
     parts = [RULES_VERSION, config.variant.value, str(config.players), str(seed), json.dumps(time_dict(time_settings), sort_keys=True)]
-    parts += list(seat_hashes)
+    parts += list(seats)
     return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
 
 # -- running ----------------------------------------------------------------------------
 
 
-def run_tournament(settings: RunSettings, reporter: Reporter | None = None) -> RunSummary:
+def run_tournament(
+    settings: RunSettings,
+    reporter: Reporter | None = None,
+    *,
+    hold: contextlib.ExitStack | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> RunSummary:
     """Run (or resume) the tournament these settings describe; returns what happened.
     Raises :class:`ArenaError` for what the user must fix (no bots, bad settings);
-    a bot's failure is never an error of the run."""
+    a bot's failure is never an error of the run.
+
+    The run holds the results folder's lock (:func:`arena.store.results_lock`; ``on_wait``
+    is told whom it waits for), taken once the settings and the bots folder are found
+    good. With ``hold``, the lock is entered on that stack and stays held until the
+    caller closes it (to write the leaderboard and the report as the same writer)."""
     rep = reporter or SilentReporter()
     if settings.cluster is not None:  # only then is Dask needed: fail before any work if it is missing
         from arena.cluster import check_reachable, parse_cluster, require_dask
@@ -345,11 +380,13 @@ def run_tournament(settings: RunSettings, reporter: Reporter | None = None) -> R
         manifests, errors = discover_bots(settings.bots_dir)
     except BotError as exc:
         raise ArenaError(str(exc)) from None
-    store = open_store(settings.results)
-    try:
-        return trio.run(_Run(settings, store, rep, manifests, errors).main)
-    finally:
-        store.close()
+    with contextlib.ExitStack() as own:
+        lock = (own if hold is None else hold).enter_context(results_lock(settings.results, "arena run", on_wait=on_wait))
+        store = open_store(settings.results)
+        try:
+            return trio.run(_Run(settings, store, rep, manifests, errors, lock_fd=lock.fd).main)
+        finally:
+            store.close()
 
 
 class _Run:
@@ -360,8 +397,11 @@ class _Run:
         reporter: Reporter,
         manifests: list[BotManifest],
         errors: list[tuple[Path, str]],
+        *,
+        lock_fd: int | None = None,
     ) -> None:
         self.s = settings
+        self.lock_fd = lock_fd  # the results folder's lock, handed to the writer
         self.sandbox = settings.sandbox or default_sandbox()
         self.store = store
         self.rep = reporter
@@ -379,7 +419,7 @@ class _Run:
         ts = self.s.time
         # The writer starts first, so that its start overlaps the bots': it is ready
         # when the games begin.
-        self.writer = StoreWriter(self.s.results, self._frame) if self.s.record else _NullWriter()
+        self.writer = StoreWriter(self.s.results, self._frame, lock_fd=self.lock_fd) if self.s.record else _NullWriter()
         try:
             return await self._main(t0, ts)
         finally:
@@ -423,8 +463,12 @@ class _Run:
                 )
             except ValueError as exc:
                 raise ArenaError(str(exc)) from None
-            ids = [game_id(config, g.seed, [self.entrants[b].row.hash for b in g.seats], ts) for g in schedule]
+            ids = [game_id(config, g.seed, [seat_identity(b, self.entrants[b].row.hash) for b in g.seats], ts) for g in schedule]
+            if len(set(ids)) != len(ids):  # one id, one play, one row: never two games under one name
+                twice = next(g for g in ids if ids.count(g) > 1)
+                raise ArenaError(f"tournament {tid}: the schedule holds game {twice} twice (the same deal and seating)")
             done_ids = await trio.to_thread.run_sync(self.store.completed_ids, ids)
+            ids, done_ids = await trio.to_thread.run_sync(self._earlier_ids, config, schedule, ids, done_ids)
             await trio.to_thread.run_sync(self.store.link_games, tid, sorted(done_ids))
             todo = [(g, gid) for g, gid in zip(schedule, ids, strict=True) if gid not in done_ids]
             recovered: set[str] = set()
@@ -467,6 +511,31 @@ class _Run:
                 raise self.writer.error
         summary.seconds = time.monotonic() - t0
         return summary
+
+    def _earlier_ids(
+        self, config: GameConfig, schedule: Sequence[ScheduledGame], ids: list[str], done: set[str]
+    ) -> tuple[list[str], set[str]]:
+        """A store written when game ids hashed each seat's content hash alone (without its
+        name): such a game counts as played, under its old id, where that id cannot be
+        another game's (no two entrants have the same files) and its recorded seats name
+        these bots in this order. Returns the ids (old ones put in) and the played ones."""
+        counts = Counter(e.row.hash for e in self.entrants.values())
+        old_of: dict[str, int] = {}
+        for i, (g, gid) in enumerate(zip(schedule, ids, strict=True)):
+            hashes = [self.entrants[b].row.hash for b in g.seats]
+            if gid not in done and all(counts[h] == 1 for h in hashes):
+                old_of[game_id(config, g.seed, hashes, self.s.time)] = i
+        if not old_of:
+            return ids, done
+        found = self.store.completed_ids(old_of)
+        seated = self.store.seat_names(found)
+        ids, done = list(ids), set(done)
+        for old in found:
+            i = old_of[old]
+            if seated.get(old) == list(schedule[i].seats):
+                ids[i] = old
+                done.add(old)
+        return ids, done
 
     def _register(self, tid: str, players: int, cfg: Mapping[str, Any]) -> None:
         self.store.tournament(tid, players, self.s.variant.value, cfg)
@@ -600,36 +669,42 @@ class _Run:
                 self.store.add_game(self._new_game(game, record, config), tid)
 
     def _new_game(self, game: ScheduledGame, record: GameRecord, config: GameConfig) -> NewGame:
-        rel = replay_relpath(record.game_id)
-        n = config.players  # the dummy seat (if any) is not a bot: not stored
-        timing = record.replay.timing or {}
-        mean_ms = list(timing.get("mean_ms") or [None] * n)[:n]
-        max_ms = list(timing.get("max_ms") or [None] * n)[:n]
-        usage = {u.seat: u for u in record.replay.usage}
-        entrants = [self.entrants[name] for name in game.seats]
-        return NewGame(
-            id=record.game_id,
-            status=record.status,
-            set_id=game.set_id,
-            seed=game.seed,
-            players=n,
-            variant=config.variant.value,
-            rules=RULES_VERSION,
-            time_settings=time_dict(self.s.time),
-            duration_s=record.duration_s,
-            replay=rel,
-            bot_ids=[e.row.id for e in entrants],
-            points=(record.scores or [0] * n)[:n],
-            puddings=(record.puddings or [0] * n)[:n],
-            ranks=(record.ranks or [0] * n)[:n],
-            autopilot=record.autopilot[:n],
-            faults=record.faults[:n],
-            mean_ms=mean_ms,
-            max_ms=max_ms,
-            cpu_ms=[usage[i].cpu_ms if i in usage else None for i in range(n)],
-            peak_mb=[usage[i].peak_mb if i in usage else None for i in range(n)],
-            void_reason=record.void_reason,
-        )
+        return game_row(record, game.set_id, [self.entrants[name].row.id for name in game.seats], time_dict(self.s.time))
+
+
+def game_row(record: GameRecord, set_id: str, bot_ids: Sequence[int], time_settings: Mapping[str, Any]) -> NewGame:
+    """A finished game's database row (``bot_ids``: the bot row of each seat, in seat
+    order), from its record: the same from the game just played and from its replay
+    (:func:`arena.referee.record_from_replay`, for a killed run's game or a rebuilt store)."""
+    config = record.config
+    n = config.players  # the dummy seat (if any) is not a bot: not stored
+    timing = record.replay.timing or {}
+    mean_ms = list(timing.get("mean_ms") or [None] * n)[:n]
+    max_ms = list(timing.get("max_ms") or [None] * n)[:n]
+    usage = {u.seat: u for u in record.replay.usage}
+    return NewGame(
+        id=record.game_id,
+        status=record.status,
+        set_id=set_id,
+        seed=record.seed,
+        players=n,
+        variant=config.variant.value,
+        rules=RULES_VERSION,
+        time_settings=time_settings,
+        duration_s=record.duration_s,
+        replay=replay_relpath(record.game_id),
+        bot_ids=list(bot_ids),
+        points=(record.scores or [0] * n)[:n],
+        puddings=(record.puddings or [0] * n)[:n],
+        ranks=(record.ranks or [0] * n)[:n],
+        autopilot=record.autopilot[:n],
+        faults=record.faults[:n],
+        mean_ms=mean_ms,
+        max_ms=max_ms,
+        cpu_ms=[usage[i].cpu_ms if i in usage else None for i in range(n)],
+        peak_mb=[usage[i].peak_mb if i in usage else None for i in range(n)],
+        void_reason=record.void_reason,
+    )
 
 
 class _NullWriter:
