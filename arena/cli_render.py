@@ -4,7 +4,8 @@ the console every command prints through."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType
@@ -29,16 +30,30 @@ class SafeConsole(Console):
     made printable segment by segment. Newlines stay: a text that must be one line is
     made so where it is drawn (``printable(name)``)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._nested = threading.local()  # a live display renders from its own thread
+
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(printable(text, multiline=True), **kwargs)
 
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
         if isinstance(renderable, Text) and has_unsafe(renderable.plain):
             renderable = printable_text(renderable)
-        for segment in super().render(renderable, options):
-            if segment.control is None and has_unsafe(segment.text):
-                segment = Segment(printable(segment.text, multiline=True), segment.style)
-            yield segment
+        segments = super().render(renderable, options)
+        if getattr(self._nested, "depth", 0):
+            return segments  # the outermost render looks at every segment once
+        return self._printable_segments(segments)
+
+    def _printable_segments(self, segments: Iterable[Segment]) -> Iterator[Segment]:
+        self._nested.depth = getattr(self._nested, "depth", 0) + 1
+        try:
+            for segment in segments:
+                if segment.control is None and has_unsafe(segment.text):
+                    segment = Segment(printable(segment.text, multiline=True), segment.style)
+                yield segment
+        finally:
+            self._nested.depth -= 1
 
 
 class ConsoleLogHandler(logging.Handler):
