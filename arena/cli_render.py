@@ -66,7 +66,7 @@ class ConsoleLogHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             self.console.print(Text(printable(self.format(record), multiline=True)), highlight=False)
-        except Exception:  # noqa: BLE001 - logging must never raise into the caller
+        except Exception:  # logging must never raise into the caller
             self.handleError(record)
 
 
@@ -91,6 +91,7 @@ def printable_text(text: Text, *, multiline: bool = True) -> Text:
 def name_text(name: str, style: str = "") -> Text:
     """A bot's or a seat's name as one short line (it came from a bot.toml or a replay)."""
     return Text(printable(name, limit=NAME_LIMIT), style=style)
+
 
 SHORT = {
     "tempura": "tempura",

@@ -206,7 +206,7 @@ def markdown(st: Standings) -> str:
     """The leaderboard as a Markdown table (written beside the database). What came from
     the bots (names, versions, the reasons a bot was skipped) is shown printable."""
     title = f"# Leaderboard: {_md(st.tournament or 'all games', LINE_LIMIT)}\n\n"
-    head = f"{st.players} players, {st.variant}, {st.games} games.\n\n"
+    head = f"{st.players} players, {_md(st.variant)}, {st.games} games.\n\n"
     lines = [
         "| # | bot | version | Elo | 95% interval | games | wins | mean points | mean rank | CPU ms/game | peak MB | faults |",
         "|--:|:----|:--------|----:|:------------:|------:|-----:|------------:|----------:|------------:|--------:|:-------|",
