@@ -184,6 +184,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     _bot(bots, "faulty", "evil_reply", version=f"{LINK} {TOML_EVIL}")
     _bot(bots, "crasher", "start_crash")
     _bot(bots, "badbuild", "plain", build=_failing_build())
+    (bots / f"file{EVIL}.py").write_text(BOT, encoding="utf-8")  # a bot whose very file name is hostile
     results = work / "results"
     run = arena(work, "run", "--bots", str(bots), "--results", str(results), "--players", "2", "--seed", "1")
     return {"work": work, "bots": bots, "results": results, "run": run}
@@ -262,6 +263,7 @@ def test_run_shows_versions_stderr_and_build_logs_as_escapes(played: dict) -> No
     # The bots that could not take part are skipped with what they wrote, shown.
     assert "crasher" in run.stderr and "starting \\x1b]0;pwned" in run.stderr
     assert "badbuild" in run.stderr and "compiling \\x1b]0;pwned" in run.stderr
+    assert f"file{SHOWN}" in run.stderr  # the file whose name is no bot's name, named
     assert "plain" in run.stdout and "faulty" in run.stdout  # the leaderboard: nothing else was lost
 
 
@@ -316,12 +318,17 @@ def _replay_of_faulty(played: dict) -> Path:
 
 
 @needs_strict
-def test_replay_shows_the_fault_messages_quoting_the_bot(played: dict) -> None:
+def test_replay_and_play_show_the_fault_messages_quoting_the_bot(played: dict) -> None:
     work = played["work"]
     shown = arena(work, "replay", str(_replay_of_faulty(played)))
     assert shown.returncode == 0, shown.stderr
     assert_clean(shown.stdout + shown.stderr, "arena replay")
     assert "\\x9b31m\\u202e" in shown.stdout and SHOWN in shown.stdout
+    bots = played["bots"]
+    play = arena(work, "play", str(bots / "faulty"), str(bots / "plain"), "--verbose", "--replay", str(work / "p.json.gz"))
+    assert play.returncode == 0, play.stderr
+    assert_clean(play.stdout + play.stderr, "arena play --verbose")
+    assert SHOWN in play.stdout
     page = work / "game.html"
     html = arena(work, "replay", str(_replay_of_faulty(played)), "--html", str(page))
     assert html.returncode == 0, html.stderr
