@@ -14,8 +14,10 @@ import errno
 import gzip
 import io
 import json
+import logging
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -24,7 +26,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.bots.sandbox import strict_support
@@ -247,6 +249,55 @@ def test_visible_json_shows_every_string_as_printable_does(value: object) -> Non
         encoded = visible_json(json.dumps(value, ensure_ascii=ensure_ascii))
         assert json.loads(encoded) == expected(value)
         assert _shown_raw(encoded, multiline=False) == []
+
+
+_SGR = re.compile(r"\x1b\[[0-9;]*m")  # the console's own colours and styles
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(), st.text())
+def test_the_console_prints_nothing_raw_whatever_the_text(plain: str, styled: str) -> None:
+    """Through every way the CLI hands text to its console (a string with markup escaped,
+    a table cell, a styled Text, a rule's title, a log record), nothing but the console's
+    own styles reaches a terminal raw."""
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
+    from arena.cli_render import ConsoleLogHandler, SafeConsole
+
+    screen = io.StringIO()
+    console = SafeConsole(file=screen, force_terminal=True, color_system="standard", width=80)
+    console.print(f"[red]x[/red] {escape(plain)}")
+    table = Table("a", "b")
+    table.add_row(plain, Text(styled, style="bold"))
+    console.print(table)
+    line = Text("seat ")
+    line.append(styled, style="red")
+    console.print(line)
+    console.rule(plain)
+    logger = logging.getLogger("arena.test_terminal_text")
+    handler = ConsoleLogHandler(console)
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("%s: %s", plain, styled)
+    finally:
+        logger.removeHandler(handler)
+    assert _shown_raw(_SGR.sub("", screen.getvalue()), multiline=True) == []
+
+
+def test_an_escape_in_a_table_cell_is_laid_out_whole() -> None:
+    from rich.table import Table
+
+    from arena.cli_render import SafeConsole, name_text
+
+    screen = io.StringIO()
+    console = SafeConsole(file=screen, width=100)
+    table = Table("bot", "version")
+    table.add_row("plain", name_text("1 \x1b]52;c;cHduZWQ=\x07"))
+    console.print(table)
+    assert "1 \\x1b]52;c;cHduZWQ=\\x07" in screen.getvalue()  # all of it: the column fits what is shown
 
 
 # -- the terminal: piped -----------------------------------------------------------------------
