@@ -462,7 +462,7 @@ def test_on_a_terminal_nothing_of_the_bots_drives_it(played: dict, tmp_path: Pat
     shows = "\\x1b]0;pwned"  # what each shows of the bots (the games list has only their names)
     for args, shown in ((("leaderboard", str(results)), shows), (("games", str(results)), "faulty"),
                         (("replay", str(_replay_of_faulty(played))), shows), (("replay", str(_crafted_replay(played))), shows),
-                        (("validate", str(played["bots"] / "faulty")), shows)):
+                        (("validate", str(played["bots"] / "faulty")), shows), (("report", str(results)), "report")):
         code, text = arena_on_pty(tmp_path, *args)
         assert code in (0, 1), text
         assert_clean(text, f"arena {args[0]} on a terminal")
