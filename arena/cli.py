@@ -4,6 +4,7 @@ the work; output formats (tables, --json) stay apart from computing."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from contextlib import nullcontext
@@ -11,11 +12,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from arena import __version__
+from arena.cli_render import ConsoleLogHandler, SafeConsole
 from arena.engine import Variant
 from arena.errors import ArenaError
 
@@ -39,10 +40,11 @@ app.add_typer(store_app, name="store")
 
 # Piped or redirected output has no terminal width to follow: use a wide one rather
 # than rich's 80 columns, so that tables keep every column and lines stay whole
-# (COLUMNS, when set, still wins).
+# (COLUMNS, when set, still wins). Everything is printed through these two, which show
+# any control character in what they print (a bot's words, a file's) as a visible escape.
 _PIPE_WIDTH = None if os.environ.get("COLUMNS") else 132
-out = Console(width=None if sys.stdout.isatty() else _PIPE_WIDTH)
-err = Console(stderr=True, width=None if sys.stderr.isatty() else _PIPE_WIDTH)
+out = SafeConsole(width=None if sys.stdout.isatty() else _PIPE_WIDTH)
+err = SafeConsole(stderr=True, width=None if sys.stderr.isatty() else _PIPE_WIDTH)
 
 
 def _version(value: bool) -> None:
@@ -533,6 +535,9 @@ def schema_command() -> None:
 
 def main() -> None:
     """Console entry point: user errors print one clear line and exit 1, no traceback."""
+    # Warnings logged below the CLI (a replay not recovered, a sandbox fallback) quote
+    # files and bots: they are printed through the stderr console too, not raw.
+    logging.basicConfig(level=logging.WARNING, handlers=[ConsoleLogHandler(err)])
     try:
         app()
     except ArenaError as exc:

@@ -19,11 +19,10 @@ import sys
 from collections.abc import Sequence
 from typing import IO
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli_render import STYLE
+from arena.cli_render import STYLE, SafeConsole
 from arena.human import (
     CARD_VALUES,
     LeaveTable,
@@ -34,6 +33,7 @@ from arena.human import (
     round_points,
     tableau_piles,
 )
+from arena.text import LINE_LIMIT, NAME_LIMIT, printable
 from protocol import Act, Card, GameEnd, GameOver, GameStart, LastCard, Reveal, RoundEnd, RoundStart
 from protocol.sdk import Bot, View, run
 
@@ -41,12 +41,13 @@ YOU = "bold"
 
 
 class Screen:
-    """The person's terminal: a rich console writing to it, and its input lines."""
+    """The person's terminal: a rich console writing to it (through which nothing the
+    referee passes on from the bots, their names, drives the terminal), and its input lines."""
 
     def __init__(self, reader: IO[str], writer: IO[str], fd: int) -> None:
         self.reader = reader
         self.fd = fd
-        self.console = Console(file=writer, highlight=False, soft_wrap=False)
+        self.console = SafeConsole(file=writer, highlight=False, soft_wrap=False)
         self.names: list[str] = []
         self.seat = 0
         self.players = 0
@@ -85,9 +86,10 @@ class Screen:
     # -- screens -------------------------------------------------------------------
     def welcome(self, game: GameStart) -> None:
         self.fit()
-        self.names, self.seat, self.players = list(game.names), game.seat, game.players
+        self.names = [printable(n, limit=NAME_LIMIT) for n in game.names]
+        self.seat, self.players = game.seat, game.players
         self.pudding_penalty = game.seats > 2  # R12: no penalty in a two-player game (R15's dummy counts)
-        others = ", ".join(n for i, n in enumerate(game.names) if i != game.seat)
+        others = ", ".join(n for i, n in enumerate(self.names) if i != game.seat)
         self.console.rule(Text(f"Sushi Go! · you are seat {game.seat}, playing {others}", style="bold"))
         rules = game.rules
         extra = ""
@@ -190,7 +192,7 @@ class Screen:
             notes.append("You control the dummy this turn: take your card, then give the dummy one.")
         last = act.last_action
         if last is not None and last.status != "ok":
-            notes.append(f"Your last choice was not applied ({last.status}): {last.message}")
+            notes.append(f"Your last choice was not applied ({last.status}): {printable(last.message, limit=LINE_LIMIT)}")
         for note in notes:
             self.console.print(Text(note, style="cyan"))
 

@@ -1,14 +1,97 @@
-"""Rich rendering of games and replays for the terminal (used by arena.cli only)."""
+"""Rich rendering of games and replays for the terminal (used by arena.cli only), and
+the console every command prints through."""
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
 from rich.table import Table
-from rich.text import Text
+from rich.text import Span, Text
 
 from arena.replay import FaultRecord, Replay
+from arena.text import LINE_LIMIT, NAME_LIMIT, has_unsafe, printable, unsafe_positions
+
+
+class SafeConsole(Console):
+    """A rich console through which no text drives the terminal: every control character,
+    bidi control or line separator in what it prints (a bot's version or stderr, a seat
+    name read from a replay, an error message quoting a file) comes out as a visible
+    escape (:func:`arena.text.printable`), while the console's own styles and cursor
+    controls work as usual.
+
+    Strings (markup included, and every table cell given as a string) and :class:`Text`
+    objects are made printable before they are laid out, so that the columns fit what is
+    shown; whatever else reaches the output (a renderable that yields raw segments) is
+    made printable segment by segment. Newlines stay: a text that must be one line is
+    made so where it is drawn (``printable(name)``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._nested = threading.local()  # a live display renders from its own thread
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(printable(text, multiline=True), **kwargs)
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        if isinstance(renderable, Text) and has_unsafe(renderable.plain):
+            renderable = printable_text(renderable)
+        segments = super().render(renderable, options)
+        if getattr(self._nested, "depth", 0):
+            return segments  # the outermost render looks at every segment once
+        return self._printable_segments(segments)
+
+    def _printable_segments(self, segments: Iterable[Segment]) -> Iterator[Segment]:
+        self._nested.depth = getattr(self._nested, "depth", 0) + 1
+        try:
+            for segment in segments:
+                if segment.control is None and has_unsafe(segment.text):
+                    segment = Segment(printable(segment.text, multiline=True), segment.style)
+                yield segment
+        finally:
+            self._nested.depth -= 1
+
+
+class ConsoleLogHandler(logging.Handler):
+    """Log records printed through a console (a :class:`SafeConsole`), one line each."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__()
+        self.console = console
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.console.print(Text(printable(self.format(record), multiline=True)), highlight=False)
+        except Exception:  # logging must never raise into the caller
+            self.handleError(record)
+
+
+def printable_text(text: Text, *, multiline: bool = True) -> Text:
+    """A copy of ``text`` made :func:`~arena.text.printable`, its styles kept on the same
+    characters (an escape takes the style of the character it shows)."""
+    positions = unsafe_positions(text.plain, multiline=multiline)
+    if not positions:
+        return text
+    new = text.blank_copy()
+    for piece in text.divide(sorted({*positions, *(i + 1 for i in positions)})):
+        if len(piece.plain) == 1 and has_unsafe(piece.plain, multiline=multiline):
+            shown = printable(piece.plain, multiline=multiline)
+            escape = Text(shown, style=piece.style)
+            escape.spans = [Span(0, len(shown), span.style) for span in piece.spans]
+            new.append_text(escape)
+        else:
+            new.append_text(piece)
+    return new
+
+
+def name_text(name: str, style: str = "") -> Text:
+    """A bot's or a seat's name as one short line (it came from a bot.toml or a replay)."""
+    return Text(printable(name, limit=NAME_LIMIT), style=style)
+
 
 SHORT = {
     "tempura": "tempura",
@@ -42,7 +125,7 @@ FAULT_STYLE = "bold red"
 
 
 def card_text(kind: str, on_wasabi: bool = False) -> Text:
-    label = SHORT.get(kind, kind)
+    label = SHORT.get(kind) or printable(kind, limit=NAME_LIMIT)  # an unknown kind comes from a file
     if on_wasabi:
         return Text.assemble(("wasabi+", STYLE["wasabi"]), (label, STYLE.get(kind, "")))
     return Text(label, style=STYLE.get(kind, ""))
@@ -59,11 +142,12 @@ def cards_text(kinds: list[str], wasabi_flags: list[bool] | None = None) -> Text
 
 def seat_label(replay: Replay, seat: int) -> str:
     info = replay.seats[seat]
-    return f"{seat} {info.bot}"
+    return f"{seat} {printable(info.bot, limit=NAME_LIMIT)}"
 
 
 def result_table(replay: Replay) -> Table:
-    table = Table(title=f"Game {replay.game_id} · {replay.variant} · seed {replay.seed}", title_justify="left")
+    title = f"Game {printable(replay.game_id, limit=NAME_LIMIT)} · {printable(replay.variant, limit=NAME_LIMIT)} · seed {replay.seed}"
+    table = Table(title=Text(title), title_justify="left")
     for col, justify in (("rank", "right"), ("seat", "right"), ("bot", "left"), ("points", "right"),
                          ("by round", "left"), ("puddings", "right"), ("pudding", "right"), ("faults", "left")):
         table.add_column(col, justify=justify, no_wrap=col != "faults")  # type: ignore[arg-type]
@@ -82,7 +166,7 @@ def result_table(replay: Replay) -> Table:
             fault_text.append(" (ended on autopilot)", style=FAULT_STYLE)
         rank = str(res.ranks[s]) if s < replay.config["players"] else "–"
         table.add_row(
-            rank, str(s), replay.seats[s].bot, str(res.scores[s]), rounds, str(res.puddings[s]),
+            rank, str(s), name_text(replay.seats[s].bot), str(res.scores[s]), rounds, str(res.puddings[s]),
             f"{res.pudding_points[s]:+d}" if res.pudding_points[s] else "", fault_text,
         )
     return table
@@ -109,9 +193,9 @@ def render_outside_faults(console: Console, replay: Replay, faults: list[FaultRe
     console.print(Text(title, style="bold"))
     for f in faults:
         bot = replay.seats[f.seat].bot if 0 <= f.seat < len(replay.seats) else "?"
-        line = Text(f"  seat {f.seat} {bot} · ")
-        line.append(f.kind, style=FAULT_STYLE)
-        line.append(f": {f.message}", style="red")
+        line = Text(f"  seat {f.seat} {printable(bot, limit=NAME_LIMIT)} · ")
+        line.append(printable(f.kind, limit=NAME_LIMIT), style=FAULT_STYLE)
+        line.append(f": {printable(f.message, limit=LINE_LIMIT)}", style="red")
         console.print(line)
 
 
@@ -125,7 +209,8 @@ def render_game(console: Console, replay: Replay, *, verbose: bool = False, only
         render_turns(console, replay, only=only)
     render_outside_faults(console, replay, after, "After the last turn" if verbose else "Outside the turns")
     if replay.status == "void":
-        console.print(Text(f"The game was void (not rated): {replay.void_reason.splitlines()[0]}", style=FAULT_STYLE))
+        reason = (replay.void_reason.splitlines() or [""])[0]
+        console.print(Text(f"The game was void (not rated): {printable(reason, limit=LINE_LIMIT)}", style=FAULT_STYLE))
         return
     console.print(result_table(replay))
 
@@ -153,7 +238,7 @@ def render_turns(console: Console, replay: Replay, *, only: tuple[int, int] | No
         kind = ev["type"]
         if kind == "round_start":
             if only is None or only[0] == ev["round"]:
-                console.rule(f"Round {ev['round']} · passing {ev['direction']} · {ev['hand_size']} cards")
+                console.rule(Text(printable(f"Round {ev['round']} · passing {ev['direction']} · {ev['hand_size']} cards")))
         elif kind in ("reveal", "last_card"):
             rnd, turn = ev["round"], ev["turn"]
             if kind == "reveal":
@@ -174,7 +259,7 @@ def render_turns(console: Console, replay: Replay, *, only: tuple[int, int] | No
             title = f"Round {rnd} turn {turn}" + (" (last card, played for everyone)" if kind == "last_card" else "")
             if record is not None and record.controller is not None:
                 title += f" · seat {record.controller} controls the dummy"
-            table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+            table = Table(title=Text(title), title_justify="left", show_lines=False, expand=False)
             table.add_column("seat", no_wrap=True)
             table.add_column("hand")
             table.add_column("took")
@@ -186,17 +271,17 @@ def render_turns(console: Console, replay: Replay, *, only: tuple[int, int] | No
                     hand = cards_text([kinds[c] for c in record.hands[s]]) if s < len(record.hands) else Text("")
                     action = next((a for a in record.actions if a.seat == s), None)
                     if action is not None and action.status not in ("ok", "auto"):
-                        took.append(f"  [{action.status}]", style=FAULT_STYLE)
+                        took.append(f"  [{printable(action.status, limit=NAME_LIMIT)}]", style=FAULT_STYLE)
                     if action is not None and action.dummy_card is not None:
                         took.append("  → dummy: ")
                         took.append_text(card_text(kinds[action.dummy_card]))
                 fault = faults.get((rnd, turn, s))
                 if fault is not None:
-                    took.append(f"\n{fault.message}", style="red")
+                    took.append(f"\n{printable(fault.message, limit=LINE_LIMIT)}", style="red")
                 tab = cards_text([kinds[c] for c in tableaus[s]], [c in on_wasabi for c in tableaus[s]])
                 if puddings[s]:
                     tab.append(f"  (+{puddings[s]} pudding kept)", style="dim")
-                table.add_row(seat_label(replay, s), hand, took, tab)
+                table.add_row(Text(seat_label(replay, s)), hand, took, tab)
             console.print(table)
         elif kind == "round_end":
             for s in range(seats):
@@ -261,8 +346,9 @@ def render_ask(console: Console, report: Any) -> None:
     act, kinds = report.act, report.kinds
     console.print(
         Text.assemble(
-            "Asked ", (report.bot, "bold"), f" for seat {report.seat} at round {report.round} turn {report.turn} ",
-            (f"of game {report.game_id} ({report.file})", "dim"),
+            "Asked ", (printable(report.bot, limit=NAME_LIMIT), "bold"),
+            f" for seat {report.seat} at round {report.round} turn {report.turn} ",
+            (printable(f"of game {report.game_id} ({report.file})"), "dim"),
         )
     )
     hand = Text("hand: ")
@@ -278,20 +364,23 @@ def render_ask(console: Console, report: Any) -> None:
         played = _play_text(kinds, list(report.answer.cards), report.answer.dummy_card)
     else:
         played = Text("no answer", style=FAULT_STYLE)
-    status = Text("✓ legal", style="green") if report.legal else Text(f"✗ {report.status}: {report.message}", style=FAULT_STYLE)
+    status = Text("✓ legal", style="green") if report.legal else Text(
+        f"✗ {report.status}: {printable(report.message, limit=LINE_LIMIT)}", style=FAULT_STYLE
+    )
     elapsed = _ms(report.elapsed_ms)
-    table.add_row("answer", report.bot, played, status, elapsed)
+    table.add_row("answer", name_text(report.bot), played, status, elapsed)
     rec = report.recorded
-    rec_status = Text(rec.status, style="" if rec.status == "ok" else FAULT_STYLE)
+    rec_status = Text(printable(rec.status, limit=NAME_LIMIT), style="" if rec.status == "ok" else FAULT_STYLE)
     if rec.message:
-        rec_status.append(f": {rec.message}")
+        rec_status.append(f": {printable(rec.message, limit=LINE_LIMIT)}")
     rec_elapsed = _ms(rec.elapsed_ms)
-    table.add_row("recorded", report.recorded_bot, _play_text(kinds, rec.cards, rec.dummy_card), rec_status, rec_elapsed)
+    table.add_row("recorded", name_text(report.recorded_bot), _play_text(kinds, rec.cards, rec.dummy_card), rec_status, rec_elapsed)
     console.print(table)
     if report.answer is not None and report.legal:
         same = "the same play as in the recorded game" if report.same_as_recorded else "a different play from the recorded game"
         console.print(same, highlight=False)
     if report.stderr.strip():
         console.print(Text("the bot's stderr:", style="bold"))
-        console.print(Text("\n".join(report.stderr.rstrip().splitlines()[-20:]), style="dim"))
+        tail = "\n".join(printable(line, limit=LINE_LIMIT) for line in report.stderr.rstrip().splitlines()[-20:])
+        console.print(Text(tail, style="dim"))
     console.print(Text("--json prints the act itself, as sent", style="dim"))

@@ -13,12 +13,13 @@ import typer
 from rich.markup import escape
 
 from arena.cli import JsonOption, app, err, out
+from arena.text import LINE_LIMIT, printable
 
 
 def print_report_summary(summary: object, *, quiet: bool = False) -> None:
     """The lines every command that writes a report prints: problems, then where it is."""
     for problem in summary.problems:  # type: ignore[attr-defined]
-        err.print(f"[yellow]warning:[/yellow] {escape(str(problem))}", highlight=False)
+        err.print(f"[yellow]warning:[/yellow] {escape(printable(str(problem), limit=LINE_LIMIT))}", highlight=False)
     if not quiet:
         err.print(
             f"report: {summary.index} ({summary.games} games, {summary.files} files, "  # type: ignore[attr-defined]
@@ -48,7 +49,7 @@ def report_command(
     if json_output:
         print(json.dumps(summary.to_dict()))
         for problem in summary.problems:
-            err.print(f"[yellow]warning:[/yellow] {escape(str(problem))}", highlight=False)
+            err.print(f"[yellow]warning:[/yellow] {escape(printable(str(problem), limit=LINE_LIMIT))}", highlight=False)
     else:
         print_report_summary(summary, quiet=True)
         out.print(f"report: {summary.index}", highlight=False)

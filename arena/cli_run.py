@@ -35,8 +35,16 @@ from arena.cli import (
     sandbox_settings,
     say_waiting,
 )
+from arena.cli_render import name_text
 from arena.engine import Variant
 from arena.errors import ArenaError
+from arena.text import LINE_LIMIT, NAME_LIMIT, printable
+
+
+def _said(text: str) -> str:
+    """A message that quotes a bot or a file (a skip or void reason), as one line of
+    markup-escaped, printable text."""
+    return escape(printable(text, limit=LINE_LIMIT))
 
 
 def _anchor(value: str | None) -> tuple[str, float] | None:
@@ -59,7 +67,7 @@ def leaderboard_table(st: Any, width: int | None = None) -> Table:
     columns as ``width`` (default: the output's) holds: on a narrow terminal the least
     needed ones go first (peak MB, CPU ms, the version, the interval), never a number
     cut short."""
-    title = f"{st.tournament or 'all games'} · {st.players} players, {st.variant} · {st.games} games"
+    title = Text(printable(f"{st.tournament or 'all games'} · {st.players} players, {st.variant} · {st.games} games"))
     return _rows_table(st.rows, title=title, width=out.width if width is None else width)
 
 
@@ -67,7 +75,7 @@ def leaderboard_table(st: Any, width: int | None = None) -> Table:
 _OPTIONAL = ("peak MB", "CPU ms", "ver", "95% CI")
 
 
-def _rows_table(rows: list[dict[str, Any]], *, title: str, live: bool = False, width: int | None = None) -> Table:
+def _rows_table(rows: list[dict[str, Any]], *, title: str | Text, live: bool = False, width: int | None = None) -> Table:
     """Leaderboard rows as a table; ``live`` rows (during a run) have no interval,
     version or usage yet. With ``width``, optional columns are left out until it fits."""
     dropped: set[str] = set() if not live else set(_OPTIONAL)
@@ -89,7 +97,7 @@ def _table_width(table: Table) -> int:
     return Measurement.get(console, console.options, table).maximum
 
 
-def _build_rows_table(rows: list[dict[str, Any]], title: str, dropped: set[str], live: bool) -> Table:
+def _build_rows_table(rows: list[dict[str, Any]], title: str | Text, dropped: set[str], live: bool) -> Table:
     from arena.standings import fault_summary
 
     def shown(col: str) -> bool:
@@ -111,9 +119,9 @@ def _build_rows_table(rows: list[dict[str, Any]], title: str, dropped: set[str],
         table.add_column("peak MB", justify="right", style="dim", no_wrap=True)
     table.add_column("faults", justify="right")
     for r in rows:
-        cells: list[Any] = [str(r["rank"]), r["label"]]
+        cells: list[Any] = [str(r["rank"]), name_text(r["label"])]
         if shown("ver"):
-            cells.append(r["version"] or r["hash"][:8])
+            cells.append(name_text(r["version"] or r["hash"][:8]))
         cells.append(f"{r['elo']:.0f}")
         if shown("95% CI"):
             cells.append(f"{r['elo_low'] - r['elo']:+.0f} {r['elo_high'] - r['elo']:+.0f}")
@@ -134,11 +142,11 @@ def _seats_text(g: Any) -> Text:
         if s.seat:
             seats.append(" · ")
         mark = ("*" if s.rank == 1 else "") + ("!" if s.autopilot else "")
-        seats.append(f"{s.bot.name} {s.points}{mark}", style="bold green" if s.rank == 1 else "")
+        seats.append(f"{printable(s.bot.name, limit=NAME_LIMIT)} {s.points}{mark}", style="bold green" if s.rank == 1 else "")
     return seats
 
 
-def _games_table(rows: list[Any], paths: list[str], title: str) -> Table:
+def _games_table(rows: list[Any], paths: list[str], title: Text) -> Table:
     """The games with their replays' paths (never broken: a path is for copying)."""
     table = Table(title=title, title_justify="left")
     table.add_column("game", no_wrap=True)
@@ -147,8 +155,8 @@ def _games_table(rows: list[Any], paths: list[str], title: str) -> Table:
     table.add_column("replay", no_wrap=True)
     for g, path in zip(rows, paths, strict=True):
         faults = sum(sum(s.faults.values()) for s in g.seats)
-        gid = Text(g.id + (" void" if g.status == "void" else ""), style="yellow" if g.status == "void" else "")
-        table.add_row(gid, _seats_text(g), Text(str(faults), style="red" if faults else "dim"), path)
+        gid = Text(printable(g.id, limit=NAME_LIMIT) + (" void" if g.status == "void" else ""), style="yellow" if g.status == "void" else "")
+        table.add_row(gid, _seats_text(g), Text(str(faults), style="red" if faults else "dim"), Text(printable(path)))
     return table
 
 
@@ -162,7 +170,7 @@ def h2h_table(st: Any) -> Table:
     table = Table(title="Head to head: wins–draws–losses of the row bot against the column bot", title_justify="left")
     table.add_column("")
     for k in keys:
-        table.add_column(labels[k], justify="center")
+        table.add_column(name_text(labels[k]), justify="center")
     for a in keys:
         cells: list[Any] = []
         for b in keys:
@@ -172,7 +180,7 @@ def h2h_table(st: Any) -> Table:
             w, d, lo = st.h2h[a][b]
             style = "green" if w > lo else "red" if lo > w else ""
             cells.append(Text(f"{w:g}–{d:g}–{lo:g}", style=style))
-        table.add_row(labels[a], *cells)
+        table.add_row(name_text(labels[a]), *cells)
     return table
 
 
@@ -200,15 +208,17 @@ class ConsoleReporter:
 
     def bot_ready(self, entrant: Any) -> None:
         if not self.quiet:
-            version = entrant.manifest.version or entrant.row.hash[:8]
+            version = printable(entrant.manifest.version or entrant.row.hash[:8], limit=NAME_LIMIT)
+            name = printable(entrant.name, limit=NAME_LIMIT)
             err.print(
-                f"[green]✓[/green] {entrant.name} [dim]{version} · started in {entrant.startup_ms:.0f} ms[/dim]",
+                f"[green]✓[/green] {escape(name)} [dim]{escape(version)} · started in {entrant.startup_ms:.0f} ms[/dim]",
                 highlight=False,
             )
 
     def bot_skipped(self, skipped: Any) -> None:
         if not self.quiet:
-            err.print(f"[bold red]✗ {escape(skipped.name)}[/bold red] skipped: {escape(skipped.reason)}", highlight=False)
+            name = escape(printable(skipped.name, limit=NAME_LIMIT))
+            err.print(f"[bold red]✗ {name}[/bold red] skipped: {_said(skipped.reason)}", highlight=False)
 
     def planned(self, plan: Any) -> None:
         self.total = plan.total
@@ -289,9 +299,12 @@ class ConsoleReporter:
                     ("*" if rank == 1 else "") + ("!" if auto else "")
                     for rank, auto in zip(record.ranks, record.autopilot, strict=False)
                 ]
-                scores = " ".join(f"{b}:{p}{m}" for b, p, m in zip(game.seats, record.scores, marks, strict=False))
-                status = "" if record.status == "complete" else f" VOID ({record.void_reason.splitlines()[0]})"
-                err.print(f"[{done}/{total}] game {record.game_id} {scores}{status}", highlight=False)
+                scores = " ".join(
+                    f"{printable(b, limit=NAME_LIMIT)}:{p}{m}" for b, p, m in zip(game.seats, record.scores, marks, strict=False)
+                )
+                reason = (record.void_reason.splitlines() or [""])[0]
+                status = "" if record.status == "complete" else f" VOID ({printable(reason, limit=LINE_LIMIT)})"
+                err.print(Text(f"[{done}/{total}] game {record.game_id} {scores}{status}"), highlight=False)
 
     def _live_table(self, done: int, total: int) -> Table:
         from arena.ratings import bot_stats, fit_elo
@@ -403,7 +416,7 @@ def run_command(
     else:
         out.print(leaderboard_table(st))
         for sk in st.skipped:
-            out.print(f"[red]skipped[/red] {escape(sk['bot'])}: {escape(sk['reason'])}", highlight=False)
+            out.print(f"[red]skipped[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
         err.print(
             f"{summary.played} game(s) played, {summary.already} already in the store"
             + (f" ({summary.recovered} recovered from the replay files of a killed run)" if summary.recovered else "")
@@ -414,7 +427,7 @@ def run_command(
         if report is not None:
             err.print(f"report: {escape(str(report.index))}", highlight=False)
         for reason in summary.void_reasons[:5]:
-            err.print(f"[yellow]void[/yellow] {escape(reason)}", highlight=False)
+            err.print(f"[yellow]void[/yellow] {_said(reason)}", highlight=False)
     if summary.interrupted:
         err.print(
             f"[yellow]interrupted:[/yellow] {summary.done} of {summary.total} games are safe in the store; "
@@ -454,7 +467,7 @@ def leaderboard_command(
     if h2h and st.rows:
         out.print(h2h_table(st))
     for sk in st.skipped:
-        out.print(f"[red]skipped[/red] {escape(sk['bot'])}: {escape(sk['reason'])}", highlight=False)
+        out.print(f"[red]skipped[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
 
 
 @app.command("games")
@@ -496,16 +509,16 @@ def games_command(
         )
         return
     paths = [str(results / g.replay) for g in rows]
-    title = f"{len(rows)} game(s)" + (f" with {bot}" if bot else "")
+    title = Text(printable(f"{len(rows)} game(s)" + (f" with {bot}" if bot else "")))
     table = _games_table(rows, paths, title)
     if _table_width(table) <= out.width:
         out.print(table)
         return
     # Too narrow for the table: a game per line, its replay's path under it, never broken
     # (a path longer than the terminal is left to the terminal to wrap, so it copies whole).
-    out.print(Text(f"{title} (* won, ! ended on autopilot)", style="bold"))
+    out.print(Text(f"{title.plain} (* won, ! ended on autopilot)", style="bold"))
     for g, path in zip(rows, paths, strict=True):
-        line = Text(g.id, style="yellow" if g.status == "void" else "")
+        line = Text(printable(g.id, limit=NAME_LIMIT), style="yellow" if g.status == "void" else "")
         if g.status == "void":
             line.append(" void", style="yellow")
         line.append("  ")
@@ -513,7 +526,7 @@ def games_command(
         faults = sum(sum(s.faults.values()) for s in g.seats)
         line.append(f"  faults {faults}", style="red" if faults else "dim")
         out.print(line)
-        out.print(Text("  " + path, style="dim"), soft_wrap=True)
+        out.print(Text("  " + printable(path), style="dim"), soft_wrap=True)
 
 
 @bench_app.command("tournament")

@@ -30,6 +30,7 @@ from arena.cli import (
     sandbox_settings,
 )
 from arena.errors import ArenaError
+from arena.text import LINE_LIMIT, printable
 
 if TYPE_CHECKING:
     from arena.bots.manifest import BotManifest
@@ -43,8 +44,10 @@ BotArgument = Annotated[Path, typer.Argument(help="A folder with bot.toml, an ex
 
 
 def render_report(report: ValidationReport) -> None:
-    """The verdict as a table (one line per check), then the whole story of every failure."""
-    table = Table(title=f"arena validate {report.bot}", title_justify="left")
+    """The verdict as a table (one line per check), then the whole story of every failure.
+    What a check quotes of the bot (its answers, its stderr) is shown printable."""
+    bot = printable(str(report.bot))
+    table = Table(title=Text(f"arena validate {bot}"), title_justify="left")
     table.add_column("", width=1)
     table.add_column("check", no_wrap=True)
     table.add_column("result", ratio=1)
@@ -52,7 +55,7 @@ def render_report(report: ValidationReport) -> None:
     for check in report.checks:
         mark = Text("✓", style="bold green") if check.passed else Text("✗", style="bold red")
         section = check.protocol_section.split(" ", 1)[0]  # "§9"; the title is in the details
-        table.add_row(mark, Text(check.name), Text(check.short), Text(section))
+        table.add_row(mark, Text(check.name), Text(printable(check.short, limit=LINE_LIMIT)), Text(section))
     out.print(table)
     if report.startup_ms is not None:
         timing = f"start-up {report.startup_ms:.0f} ms"
@@ -76,13 +79,13 @@ def render_report(report: ValidationReport) -> None:
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column()
         for label, value in details:
-            grid.add_row(Text(f"  {label}"), Text(value))
+            grid.add_row(Text(f"  {label}"), Text(printable(value, multiline=True, limit=LINE_LIMIT)))
         out.print(grid)
     out.print()
     if report.passed:
-        out.print(Text(f"✓ {report.bot}: all {len(report.checks)} checks passed", style="green"))
+        out.print(Text(f"✓ {bot}: all {len(report.checks)} checks passed", style="green"))
     else:
-        out.print(Text(f"✗ {report.bot}: {len(report.failed)} of {len(report.checks)} checks failed", style="red"))
+        out.print(Text(f"✗ {bot}: {len(report.failed)} of {len(report.checks)} checks failed", style="red"))
 
 
 @app.command("validate")

@@ -58,6 +58,7 @@ from arena.ratings import bot_stats, fit_elo, head_to_head
 from arena.replay import Replay, ReplayError, read_replay
 from arena.standings import Standings, current_games, pick_tournament, results_of, standings
 from arena.store import GameRow, Store
+from arena.text import NAME_LIMIT, printable, visible_json
 
 #: Bumped whenever the shape of ``data.js`` or of a game file changes.
 REPORT_FORMAT = 1
@@ -558,8 +559,11 @@ def _page(name: str) -> str:
 
 
 def script_json(value: Any) -> str:
-    """JSON safe inside a ``<script>`` element: no ``<`` can close it or open a comment."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    """JSON safe inside a ``<script>`` element: no ``<`` can close it or open a comment
+    (``</script>``, ``<!--`` in a bot's stderr stay text), and no string holds a control
+    character, a bidi control or a line separator: each reads as its visible escape
+    (:func:`arena.text.visible_json`), as a terminal would show it."""
+    return visible_json(json.dumps(value, ensure_ascii=False, separators=(",", ":"))).replace("<", "\\u003c")
 
 
 def default_report_dir(results: Path, tournament_id: str) -> Path:
@@ -695,13 +699,15 @@ def replay_page(replay: Replay) -> str:
         f"window.ARENA_CARDS={script_json(card_table())};"
         f"window.ARENA_GAMES={{{script_json(replay.game_id)}:{script_json(view)}}};"
     )
-    title = f"Sushi Go! Arena · game {replay.game_id}"
+    # The viewer finds the game by this id among the data, whose strings are made printable.
+    game_id = printable(replay.game_id, multiline=True)
+    title = f"Sushi Go! Arena · game {printable(replay.game_id, limit=NAME_LIMIT)}"
     return (
         "<!doctype html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{_escape(title)}</title>\n<style>\n{css}</style>\n</head>\n"
-        f'<body data-page="replay" data-game="{_escape(replay.game_id)}">\n'
+        f'<body data-page="replay" data-game="{_escape(game_id)}">\n'
         '<a class="skip" href="#viewer">Skip to the game</a>\n'
         '<header class="top"><p class="brand">Sushi Go! Arena</p></header>\n'
         '<main id="viewer" tabindex="-1"><noscript>This replay viewer needs JavaScript.</noscript></main>\n'

@@ -8,6 +8,7 @@ games of one format only, the tournament's unless another is asked for.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 from arena.errors import ArenaError
 from arena.ratings import GameResult, head_to_head, leaderboard
 from arena.store import GameRow, Store, TournamentRow
+from arena.text import LINE_LIMIT, NAME_LIMIT, printable
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,23 +191,37 @@ def _resolve_key(name: str, versions: dict[str, Any]) -> str:
     return matches[0]
 
 
+def _md(text: str, limit: int = NAME_LIMIT) -> str:
+    """Text from a bot or the store as Markdown that stays where it is put: one printable
+    line (no control character reaches whoever reads the file in a terminal, no newline
+    or ``|`` leaves its table cell)."""
+    return _MD_ESCAPED.sub(r"\\\\", printable(text, limit=limit)).replace("|", "\\|")
+
+
+# A backslash that Markdown would read as escaping the punctuation after it.
+_MD_ESCAPED = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
+
+
 def markdown(st: Standings) -> str:
-    """The leaderboard as a Markdown table (written beside the database)."""
-    title = f"# Leaderboard: {st.tournament or 'all games'}\n\n"
-    head = f"{st.players} players, {st.variant}, {st.games} games.\n\n"
+    """The leaderboard as a Markdown table (written beside the database). What came from
+    the bots (names, versions, the reasons a bot was skipped) is shown printable."""
+    title = f"# Leaderboard: {_md(st.tournament or 'all games', LINE_LIMIT)}\n\n"
+    head = f"{st.players} players, {_md(st.variant)}, {st.games} games.\n\n"
     lines = [
         "| # | bot | version | Elo | 95% interval | games | wins | mean points | mean rank | CPU ms/game | peak MB | faults |",
         "|--:|:----|:--------|----:|:------------:|------:|-----:|------------:|----------:|------------:|--------:|:-------|",
     ]
     for r in st.rows:
         lines.append(
-            f"| {r['rank']} | {r['label']} | {r['version']} | {r['elo']:.0f} | {r['elo_low']:.0f} – {r['elo_high']:.0f} "
+            f"| {r['rank']} | {_md(r['label'])} | {_md(r['version'])} | {r['elo']:.0f} | {r['elo_low']:.0f} – {r['elo_high']:.0f} "
             f"| {r['games']} | {r['wins']:g} | {r['mean_points']:.1f} | {r['mean_rank']:.2f} "
             f"| {_num(r.get('cpu_ms'))} | {_num(r.get('peak_mb'))} | {fault_summary(r['faults'])} |"
         )
     text = title + head + "\n".join(lines) + "\n"
     if st.skipped:
-        text += "\nSkipped (could not take part):\n\n" + "".join(f"- {s['bot']}: {s['reason']}\n" for s in st.skipped)
+        text += "\nSkipped (could not take part):\n\n" + "".join(
+            f"- {_md(s['bot'])}: {_md(s['reason'], LINE_LIMIT)}\n" for s in st.skipped
+        )
     return text
 
 
