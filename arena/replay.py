@@ -682,13 +682,72 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:80] + "…"
 
 
+def check_recorded_game(
+    replay: Replay,
+    *,
+    label: str,
+    seed: int,
+    players: int,
+    variant: str,
+    bots: list[tuple[str, str, str]],
+    time: dict[str, Any] | None = None,
+) -> None:
+    """That ``replay`` is the game another record says it is: its seed, format, time
+    settings (if given) and, seat by seat, each bot's ``(name, version, hash)``. For a
+    run recovering a game from its file (against the game it expected) and for
+    ``arena verify`` (against the store). Raises :class:`ReplayError` naming the field."""
+    cfg = replay.config
+    if (replay.seed, cfg.get("players"), cfg.get("variant")) != (seed, players, variant):
+        raise ReplayError(
+            f"{label}: it is the game of seed {replay.seed}, {cfg.get('players')} players, {cfg.get('variant')}; "
+            f"expected seed {seed}, {players} players, {variant}"
+        )
+    if time is not None and replay.time != time:
+        raise ReplayError(f"{label}: its time settings {_short(replay.time)} are not the run's {_short(time)}")
+    recorded = [(s.bot, s.version, s.hash) for s in replay.seats[:players]]
+    for seat, (have, want) in enumerate(zip(recorded, bots, strict=False)):
+        for what, a, b in zip(("bot", "version", "hash"), have, want, strict=True):
+            if a != b:
+                raise ReplayError(f"{label}: seat {seat}: {what} is {a!r}, expected {b!r}")
+    if len(recorded) != len(bots):
+        raise ReplayError(f"{label}: {len(recorded)} bot seats, expected {len(bots)}")
+
+
+def fault_counts(replay: Replay) -> list[dict[str, int]]:
+    """Per seat, the number of faults of each kind (an autopilot mark is not a fault)."""
+    counts = [dict.fromkeys(FAULT_KINDS, 0) for _ in replay.seats]
+    for f in replay.faults:
+        if f.kind != "autopilot":
+            counts[f.seat][f.kind] += 1
+    return counts
+
+
 def iter_replays(target: Path) -> list[Path]:
-    """The replay files of a file or folder (recursively); a folder with none is an error."""
-    if target.is_file():
-        return [target]
+    """The replay files of a file or folder: every ``*.json.gz`` entry in the folder and its
+    subfolders (not hidden ones), whatever it is — a link, a FIFO or a device is listed,
+    so that reading it reports it; links to folders are not followed. A folder with none
+    is an error."""
     if not target.is_dir():
-        raise ReplayError(f"{target}: no such file or folder")
-    found = sorted(p for p in target.rglob("*.json.gz") if not p.name.startswith("."))
+        if not os.path.lexists(target):
+            raise ReplayError(f"{target}: no such file or folder")
+        return [target]
+    found: list[Path] = []
+    folders = [target]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(Path(entry.path))
+                    elif entry.name.endswith(".json.gz"):
+                        found.append(Path(entry.path))
+        except OSError as exc:
+            if folder == target:
+                raise ReplayError(f"{folder}: cannot list this folder: {exc.strerror or exc}") from None
+            found.append(folder)  # reading it reports why it cannot be listed
     if not found:
         raise ReplayError(f"{target}: no replay (*.json.gz) in this folder")
-    return found
+    return sorted(found)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.replay import PLAIN_NAME_RULE, is_plain_name
 
 DB_NAME = "arena.db"
 APPLICATION = "sushigo-arena"
@@ -232,6 +233,10 @@ def make_replay_folders(root: Path) -> None:
 
 
 def replay_relpath(game_id: str) -> str:
+    """Where a game's replay is kept, relative to the results folder; its id must be a
+    plain name (one path component, no ``..``)."""
+    if not is_plain_name(game_id):
+        raise StoreError(f"game id {game_id!r:.60} is not a plain name ({PLAIN_NAME_RULE}): no path is made of it")
     return f"replays/{game_id[:2]}/{game_id}.json.gz"
 
 
