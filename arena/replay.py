@@ -46,9 +46,11 @@ FAULT_KINDS = ("timeout", "malformed", "protocol", "illegal", "crash")
 MAX_STRIKES = 3
 
 #: The most a replay may hold once decompressed. The largest a real game can write is
-#: about 4 MiB (5 seats, every fault message carrying a 64 KiB reply, 4 KiB of debug per
-#: action, 16 KiB of stderr per seat); a usual 4-player game is about 40 KiB.
-MAX_REPLAY_BYTES = 32 * 1024 * 1024
+#: under 3 MiB (5 seats, each striking out with faults that quote a 64 KiB reply, 4 KiB
+#: of debug per action, 16 KiB of stderr per seat); the largest measured, a 5-player game
+#: of bots flooding stderr, is 100 KB, a 2-player game 15 KB. Reading one at the cap
+#: peaks at about 130 MiB (a 2 GiB gzip bomb is refused in 0.15 s at about 70 MiB).
+MAX_REPLAY_BYTES = 16 * 1024 * 1024
 _READ_CHUNK = 1024 * 1024
 
 # What a game can hold: the bounds every number and list of a replay is decoded within.
@@ -301,7 +303,7 @@ class _Head(msgspec.Struct):
 _head_decoder = msgspec.json.Decoder(_Head | list | str | float | bool | None)
 
 
-def read_bounded(path: Path, limit: int = MAX_REPLAY_BYTES) -> bytes:
+def read_bounded(path: Path, limit: int = MAX_REPLAY_BYTES) -> bytes | bytearray:
     """The bytes of the regular file ``path``, gunzipped if they are gzip, never more
     than ``limit`` of them read or decompressed (a file over it is an error, not cut).
     Never blocks or follows: a symbolic link, a FIFO, a device or a folder is refused
@@ -333,11 +335,11 @@ def read_bounded(path: Path, limit: int = MAX_REPLAY_BYTES) -> bytes:
     if len(raw) > limit:
         raise ReplayError(f"{path}: not a replay: more than {limit} bytes")
     if raw[:2] != b"\x1f\x8b":
-        return bytes(raw)
+        return raw
     return _gunzip(path, raw, limit)
 
 
-def _gunzip(path: Path, raw: bytearray, limit: int) -> bytes:
+def _gunzip(path: Path, raw: bytearray, limit: int) -> bytearray:
     """Decompress every gzip member of ``raw``, in chunks, stopping past ``limit`` bytes."""
     out = bytearray()
     pending = memoryview(raw)
@@ -355,7 +357,7 @@ def _gunzip(path: Path, raw: bytearray, limit: int) -> bytes:
                     raise ReplayError(f"{path}: not a replay: not a readable gzip file (it ends early)")
     except zlib.error as exc:
         raise ReplayError(f"{path}: not a replay: not a readable gzip file ({exc})") from None
-    return bytes(out)
+    return out
 
 
 def _file_kind(mode: int) -> str:
@@ -443,14 +445,11 @@ class _Faults:
         """The next recorded fault, which must be ``seat``'s at ``rnd.turn`` (of ``kind``,
         or any fault kind for None); then its consequences: strikes and autopilot."""
         f = self.peek()
-        want = f"a {kind} fault" if kind else "a fault"
+        want = f"seat {seat}'s {kind or ''} fault at {rnd}.{turn}".replace("  ", " ")
         if f is None:
-            raise ReplayError(f"{where}: seat {seat}'s {want} is missing from the faults")
+            raise ReplayError(f"{where}: the faults lack {want}, which the recorded action implies")
         if (f.seat, f.round, f.turn) != (seat, rnd, turn) or (f.kind != kind if kind else f.kind == "autopilot"):
-            raise ReplayError(
-                f"{where}: fault {self.next} is seat {f.seat}'s {f.kind} at {f.round}.{f.turn}; "
-                f"the plays imply {want} of seat {seat} at {rnd}.{turn}"
-            )
+            raise ReplayError(f"{where}: fault {self.next} is seat {f.seat}'s {f.kind} at {f.round}.{f.turn}; the plays imply {want}")
         self.next += 1
         if f.kind == "crash":
             self.autopilot[seat] = True
@@ -492,8 +491,10 @@ class _Faults:
             if f.seat >= self.players or self.autopilot[f.seat] and f.kind != "autopilot":
                 raise ReplayError(f"{where}: that seat was not asked anything then")
             if complete:
-                if (f.round, f.turn) != (0, 0) or f.kind == "autopilot" or f.seat <= last:
-                    raise ReplayError(f"{where}: no play implies it (after the last turn, only one game_over fault a seat)")
+                if (f.round, f.turn) != (0, 0):
+                    raise ReplayError(f"{where}: no play implies it (no action of seat {f.seat} then has that status)")
+                if f.kind == "autopilot" or f.seat <= last:
+                    raise ReplayError(f"{where}: no play implies it (after the last turn, one game_over fault a seat at most)")
                 last = f.seat
                 self.next += 1
             else:
@@ -614,6 +615,8 @@ def _check_actions(state: GameState, t: TurnRecord, where: str, faults: _Faults,
     """Every seat that acts this turn has one action, the one the rules and the faults
     imply: ``auto`` for a dummy-game seat that does not decide (its last card), the
     seeded fallback for a fault or autopilot, and a fault recorded for every fault."""
+    from arena.referee import MAX_DEBUG_BYTES  # the referee imports this module
+
     deciding = state.deciding_seats()
     expected = list(range(2)) if state.controller >= 0 else deciding
     if [a.seat for a in t.actions] != expected:
@@ -633,11 +636,17 @@ def _check_actions(state: GameState, t: TurnRecord, where: str, faults: _Faults,
         if (a.status == "autopilot") != on_autopilot:
             why = "it is on autopilot" if on_autopilot else "no fault put it on autopilot"
             raise ReplayError(f"{at}: status {a.status}, but {why}")
+        if a.debug is not None and len(msgspec.json.encode(a.debug)) > MAX_DEBUG_BYTES:
+            raise ReplayError(f"{at}: a debug value larger than the referee keeps ({MAX_DEBUG_BYTES} bytes)")
         if a.status == "ok":
             continue
         play = (*a.cards, a.dummy_card) if a.dummy_card is not None else tuple(a.cards)
-        if play != tuple(fallback(state, seat, seed)):
-            raise ReplayError(f"{at}: status {a.status}, but the play applied is not the seeded fallback that implies")
+        implied = tuple(fallback(state, seat, seed))
+        if play != implied:
+            raise ReplayError(
+                f"{at}: status {a.status}, but the play applied {list(play)} is not the seeded fallback "
+                f"{list(implied)} that status implies"
+            )
         if a.status != "autopilot":
             faults.take(at, seat, t.round, t.turn, a.status)
 
