@@ -69,6 +69,13 @@ Rank = Annotated[int, Meta(ge=1, le=MAX_SEATS)]
 Text = Annotated[str, Meta(max_length=1024 * 1024)]
 Name = Annotated[str, Meta(max_length=256)]
 PerSeat = Meta(max_length=MAX_SEATS)
+Amount = Annotated[float, Meta(ge=0)]
+#: ``time``: the run's time settings (milliseconds, a scale, a flag), flat.
+TimeValues = Annotated[
+    dict[Name, Annotated[int, Meta(ge=0, le=10**12)] | Annotated[float, Meta(ge=0, le=1e12)] | bool], Meta(max_length=16)
+]
+#: ``timing``: a start time, a duration, and per-seat mean and max times, flat.
+TimingValues = Annotated[dict[Name, Name | Amount | Annotated[list[Amount | None], PerSeat]], Meta(max_length=16)]
 
 #: A plain name: what an id or a name read from a file or the store must be before it
 #: becomes part of a path (letters, digits, '.', '_', '-'; no separator, no '..', not hidden).
@@ -108,10 +115,10 @@ class SeatUsage(msgspec.Struct, kw_only=True, omit_defaults=True):
     it differs between reruns). None: not measured (e.g. no sandbox)."""
 
     seat: Seat
-    cpu_ms: float | None = None  # CPU time of all the bot's processes during the game
-    peak_mb: float | None = None  # the peak of their memory during the game, in MiB
+    cpu_ms: Amount | None = None  # CPU time of all the bot's processes during the game
+    peak_mb: Amount | None = None  # the peak of their memory during the game, in MiB
     sandbox: Name = "none"  # the level it ran at: none, limits or strict
-    limits: Annotated[dict[Name, float], Meta(max_length=16)] | None = None  # memory_mb, cpu_s, processes, tmp_mb, open_files
+    limits: Annotated[dict[Name, Amount], Meta(max_length=16)] | None = None  # memory_mb, cpu_s, processes, tmp_mb, open_files
 
 
 class ActionRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -173,7 +180,7 @@ class Replay(msgspec.Struct, kw_only=True):
     players: Annotated[int, Meta(ge=2, le=MAX_SEATS)]  # seats at the table (the dummy included, as the last seat)
     variant: Name
     config: Annotated[dict[Name, Any], Meta(max_length=16)]  # GameConfig: players (bots) and variant
-    time: Annotated[dict[Name, Any], Meta(max_length=16)] = {}
+    time: TimeValues = {}
     seats: Annotated[list[SeatInfo], PerSeat]
     cards: Annotated[list[Name], Meta(max_length=DECK_SIZE)]  # the kind of every card id: cards[id]
     status: Literal["complete", "void"] = "complete"
@@ -187,7 +194,7 @@ class Replay(msgspec.Struct, kw_only=True):
     rounds: Annotated[list[RoundSummary], Meta(max_length=3)] = []
     result: ResultSummary | None = None
     # wall-clock facts; with usage, the only parts that differ between reruns
-    timing: Annotated[dict[Name, Any], Meta(max_length=16)] = {}
+    timing: TimingValues = {}
     usage: Annotated[list[SeatUsage], PerSeat] = []  # per bot seat (format_version 1 files may lack it)
 
     def event_dicts(self) -> list[dict[str, Any]]:
@@ -599,13 +606,18 @@ def _config_of(replay: Replay, label: str) -> GameConfig:
 
 def _check_seats(replay: Replay, label: str, config: GameConfig) -> None:
     """One seat record per seat in order (the dummy last, as ``dummy``), and per-seat lists
-    of the right length."""
+    of the right length (which a run stores from a replay it recovers)."""
     if [s.seat for s in replay.seats] != list(range(config.seats)):
         raise ReplayError(f"{label}: seats must be numbered 0 to {config.seats - 1} in order")
     if config.variant is Variant.DUMMY and (replay.seats[-1].bot, replay.seats[-1].hash) != ("dummy", ""):
         raise ReplayError(f"{label}: the last seat of a dummy game is the dummy")
     if replay.stderr and len(replay.stderr) != config.seats:
         raise ReplayError(f"{label}: stderr has {len(replay.stderr)} entries for {config.seats} seats")
+    timing = replay.timing
+    for key, kind in (("started", str), ("duration_s", float), ("mean_ms", list), ("max_ms", list)):
+        value = timing.get(key)
+        if value is not None and (not isinstance(value, kind) or kind is list and len(value) != config.seats):
+            raise ReplayError(f"{label}: timing.{key} is not {'one time per seat' if kind is list else kind.__name__}")
     used = [u.seat for u in replay.usage]
     if used and used != list(range(config.players)):
         raise ReplayError(f"{label}: usage must list the bot seats 0 to {config.players - 1} in order")

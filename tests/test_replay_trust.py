@@ -236,6 +236,7 @@ TAMPERS: dict[str, tuple[str, Callable[[dict[str, Any]], None], tuple[str, ...]]
     "a dummy game's fault removed": ("dummy", lambda d: d["faults"].clear(), ("the faults lack",)),
     "a debug value over the referee's cap": ("clean", lambda d: d["turns"][0]["actions"][0].__setitem__("debug", "x" * 5000),
                                              ("debug value larger",)),
+    "timing as text": ("clean", lambda d: d["timing"].__setitem__("mean_ms", "abcd"), ("timing.mean_ms",)),
     "seats out of order": ("clean", lambda d: d["seats"].reverse(), ("seats",)),
     "config disagreeing with players": ("clean", lambda d: d.__setitem__("players", 5), ("players 5",)),
 }
@@ -412,6 +413,8 @@ BAD_FIELDS: dict[str, tuple[Callable[[dict[str, Any]], None], tuple[str, ...]]] 
     "unknown fault kind": (lambda d: d["faults"].append({"seat": 0, "round": 1, "turn": 1, "kind": "x", "message": ""}),
                            ("$.faults[0].kind",)),
     "rank 0": (lambda d: d["result"]["ranks"].__setitem__(0, 0), ("$.result.ranks[0]",)),
+    "timing holding a list of lists": (lambda d: d["timing"].__setitem__("mean_ms", [[1]] * 4), ("$.timing",)),
+    "a time setting of 10**15": (lambda d: d["time"].__setitem__("turn_ms", 10**15), ("$.time",)),
     "six seats of scores": (lambda d: d["result"]["scores"].extend([0, 0]), ("$.result.scores",)),
 }
 
