@@ -452,6 +452,7 @@ def _verify_one(file: Path, store) -> tuple[str, str, str]:  # noqa: ANN001
     else the failure's kind (unreadable or differs) and its message naming the file."""
     from arena.replay import (
         ReplayError,
+        check_game_id,
         check_recorded_game,
         fault_counts,
         read_replay,
@@ -464,12 +465,11 @@ def _verify_one(file: Path, store) -> tuple[str, str, str]:  # noqa: ANN001
         return "unreadable", str(exc), ""
     try:
         verify_replay(rep, name=str(file))
-        if store is None:
-            return "", "", ""
-        st, rows = store
-        row = rows.get(rep.game_id)
+        row = None if store is None else store[1].get(rep.game_id)
         if row is None:
-            return "", "", "no row in the store (a game a killed run left): seats not checked"
+            check_game_id(rep, str(file))
+            return "", "", "" if store is None else "no row in the store (a game a killed run left)"
+        st = store[0]
         if (st.root / row.replay).absolute() != file.absolute():
             raise ReplayError(f"{file}: holds game {rep.game_id}, whose replay the store has at {row.replay}")
         label = f"{file} (store: game {row.id})"
@@ -489,6 +489,7 @@ def _verify_one(file: Path, store) -> tuple[str, str, str]:  # noqa: ANN001
                         f"{label}: seat {s.seat}: the store has points, puddings, rank, autopilot, faults {stored}, "
                         f"the replay {recorded}"
                     )
+        check_game_id(rep, label)
     except ReplayError as exc:
         return "differs", str(exc), ""
     return "", "", ""

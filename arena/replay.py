@@ -734,6 +734,33 @@ def check_recorded_game(
         raise ReplayError(f"{label}: {len(recorded)} bot seats, expected {len(bots)}")
 
 
+def check_game_id(replay: Replay, label: str) -> None:
+    """That ``game_id`` is the hash of what decides the game, as the arena makes it: a
+    tournament's (rules, variant, players, seed, time settings, each seat's content hash)
+    or ``arena play``'s (the same with each seat's name). A replay whose seed, time
+    settings or a seat's bot or hash was changed no longer has its own id."""
+    from types import SimpleNamespace
+
+    from arena.referee import TimeSettings, default_game_id  # both import this module
+    from arena.tournament import game_id
+
+    config = _config_of(replay, label)
+    try:
+        ts = TimeSettings(**replay.time) if replay.time else TimeSettings()
+    except (TypeError, ValueError) as exc:
+        raise ReplayError(f"{label}: time settings that no run has: {exc}") from None
+    bots = replay.seats[: config.players]
+    derived = {
+        game_id(config, replay.seed, [s.hash for s in bots], ts),
+        default_game_id(config, replay.seed, [SimpleNamespace(name=s.bot, content_hash=s.hash) for s in bots], ts),  # type: ignore[misc]
+    }
+    if replay.game_id not in derived:
+        raise ReplayError(
+            f"{label}: game_id {replay.game_id} is not the id of this seed, these time settings and these seats' bots "
+            "and hashes: one of them was changed"
+        )
+
+
 def fault_counts(replay: Replay) -> list[dict[str, int]]:
     """Per seat, the number of faults of each kind (an autopilot mark is not a fault)."""
     counts = [dict.fromkeys(FAULT_KINDS, 0) for _ in replay.seats]
