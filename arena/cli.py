@@ -470,7 +470,8 @@ def _verify_one(file: Path, store) -> tuple[str, str, str]:  # noqa: ANN001
             check_game_id(rep, str(file))
             return "", "", "" if store is None else "no row in the store (a game a killed run left)"
         st = store[0]
-        if (st.root / row.replay).absolute() != file.absolute():
+        kept = (st.root / "replays").absolute()
+        if file.absolute().is_relative_to(kept) and (st.root / row.replay).absolute() != file.absolute():
             raise ReplayError(f"{file}: holds game {rep.game_id}, whose replay the store has at {row.replay}")
         label = f"{file} (store: game {row.id})"
         bots = [(s.bot.name, s.bot.version, s.bot.hash) for s in row.seats]

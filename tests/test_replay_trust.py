@@ -314,7 +314,8 @@ def test_verify_checks_seats_against_the_store(tournament: Path, tmp_path: Path)
     clean = _verify_json(res / "replays")
     assert clean["failed"] == 0 and len(clean["files"]) == 6, clean
     with open_store(res, create=False) as store:
-        first, second = store.games()[:2]
+        store_games = store.games()
+    first, second = store_games[:2]
     # A replay whose bot hash was changed: the game id is the store's, the seat is not.
     _tamper(res / first.replay, res / first.replay, _hash_changed)
     # A store whose row for a game lost a point.
@@ -326,6 +327,11 @@ def test_verify_checks_seats_against_the_store(tournament: Path, tmp_path: Path)
     assert "seat 0: hash is 'ffffffffffffffff'" in bad[str(res / first.replay)]["error"]
     assert "seat 1: the store has points" in bad[str(res / second.replay)]["error"]
     assert sum(f["status"] == "ok" for f in doc["files"]) == 4
+    # A game's replay under another game's name, in the store's replay folder.
+    third, fourth = store_games[2:4]
+    shutil.copy(res / third.replay, res / fourth.replay)
+    misplaced = _verify_json(res / fourth.replay)
+    assert f"holds game {third.id}, whose replay the store has at {third.replay}" in misplaced["failures"][0]["error"]
 
 
 @needs_strict
