@@ -392,30 +392,36 @@ def verify_command(
     target: Annotated[Path, typer.Argument(help="A replay file, or a folder searched recursively for *.json.gz.")],
     json_output: JsonOption = False,
 ) -> None:
-    """Re-simulate replays from their seeds and plays; fail on any difference."""
-    from arena.replay import ReplayError, iter_replays, read_replay, verify_replay
+    """Re-simulate replays from their seeds and plays and re-derive every recorded outcome;
+    in a results folder, check each game's seats against the store too. Every file is
+    listed, good or bad; fail on any difference."""
+    from arena.replay import ReplayError, iter_replays
 
     try:
         files = iter_replays(target)
     except ReplayError as exc:
         raise ArenaError(str(exc)) from None
+    store = _verify_store(target)
     # A file that cannot be read as a replay is not counted with the replays that differ
     # from the engine: a stray file in a folder of replays is not a tampered game.
     failures: list[tuple[str, str, str]] = []  # file, message, "unreadable" or "differs"
-    for file in files:
-        try:
-            rep = read_replay(file)
-        except ReplayError as exc:
-            failures.append((str(file), str(exc), "unreadable"))
-            if not json_output:
-                err.print(f"[bold red]✗[/bold red] {escape(str(exc))}", highlight=False)
-            continue
-        try:
-            verify_replay(rep, name=str(file))
-        except ReplayError as exc:
-            failures.append((str(file), str(exc), "differs"))
-            if not json_output:
-                err.print(f"[bold red]✗[/bold red] {escape(str(exc))}", highlight=False)
+    listed: list[dict[str, str]] = []
+    try:
+        for file in files:
+            kind, message, note = _verify_one(file, store)
+            if kind:
+                failures.append((str(file), message, kind))
+                listed.append({"file": str(file), "status": kind, "error": message})
+                if not json_output:
+                    err.print(f"[bold red]✗[/bold red] {escape(message)}", highlight=False)
+            else:
+                listed.append({"file": str(file), "status": "ok", **({"note": note} if note else {})})
+                if not json_output:
+                    out.print(f"[green]✓[/green] {escape(str(file))}" + (f" [dim]({escape(note)})[/dim]" if note else ""),
+                              highlight=False)
+    finally:
+        if store is not None:
+            store[0].close()
     if json_output:
         print(
             json.dumps(
@@ -423,15 +429,83 @@ def verify_command(
                     "checked": len(files),
                     "failed": len(failures),
                     "failures": [{"file": f, "error": e, "kind": k} for f, e, k in failures],
+                    "files": listed,
                 }
             )
         )
     elif not failures:
         out.print(f"[green]✓[/green] {len(files)} replay(s) verified: every game re-simulates exactly", highlight=False)
+    if failures and not json_output:
+        err.print(_verify_summary(len(files), failures), highlight=False)
+    if store is None and not json_output:
+        err.print("[dim](not in a results folder: seats, versions and hashes not checked against a store)[/dim]", highlight=False)
     if failures:
-        if not json_output:
-            err.print(_verify_summary(len(files), failures), highlight=False)
         raise typer.Exit(1)
+
+
+def _verify_store(target: Path):  # noqa: ANN202
+    """The results store ``target`` lies in (the folder itself, or the one holding its
+    ``replays/``), with every game row by id; None outside a results folder."""
+    from arena.store import DB_NAME, StoreError, open_store
+
+    here = target.absolute() if target.is_dir() else target.absolute().parent
+    for root in (here, *list(here.parents)[:3]):
+        if (root / DB_NAME).is_file():
+            try:
+                store = open_store(root, create=False)
+            except StoreError as exc:
+                raise ArenaError(str(exc)) from None
+            return store, {g.id: g for g in store.games(status=None)}
+    return None
+
+
+def _verify_one(file: Path, store) -> tuple[str, str, str]:  # noqa: ANN001
+    """``("", "", note)`` for a replay that verifies (and matches its store row, if any);
+    else the failure's kind (unreadable or differs) and its message naming the file."""
+    from arena.replay import (
+        ReplayError,
+        check_game_id,
+        check_recorded_game,
+        fault_counts,
+        read_replay,
+        verify_replay,
+    )
+
+    try:
+        rep = read_replay(file)
+    except ReplayError as exc:
+        return "unreadable", str(exc), ""
+    try:
+        verify_replay(rep, name=str(file))
+        row = None if store is None else store[1].get(rep.game_id)
+        if row is None:
+            check_game_id(rep, str(file))
+            return "", "", "" if store is None else "no row in the store (a game a killed run left)"
+        st = store[0]
+        kept = (st.root / "replays").absolute()
+        if file.absolute().is_relative_to(kept) and (st.root / row.replay).absolute() != file.absolute():
+            raise ReplayError(f"{file}: holds game {rep.game_id}, whose replay the store has at {row.replay}")
+        label = f"{file} (store: game {row.id})"
+        bots = [(s.bot.name, s.bot.version, s.bot.hash) for s in row.seats]
+        check_recorded_game(rep, label=label, seed=row.seed, players=row.players, variant=row.variant, bots=bots)
+        if row.status != rep.status:
+            raise ReplayError(f"{label}: the store has it {row.status}, the replay {rep.status}")
+        if rep.result is not None and row.status == "complete":
+            counts = fault_counts(rep)
+            for s in row.seats:
+                stored = (s.points, s.puddings, s.rank, s.autopilot, {k: v for k, v in s.faults.items() if v})
+                res = rep.result
+                recorded = (res.scores[s.seat], res.puddings[s.seat], res.ranks[s.seat], res.autopilot[s.seat],
+                            {k: v for k, v in counts[s.seat].items() if v})
+                if stored != recorded:
+                    raise ReplayError(
+                        f"{label}: seat {s.seat}: the store has points, puddings, rank, autopilot, faults {stored}, "
+                        f"the replay {recorded}"
+                    )
+        check_game_id(rep, label)
+    except ReplayError as exc:
+        return "differs", str(exc), ""
+    return "", "", ""
 
 
 def _verify_summary(checked: int, failures: list[tuple[str, str, str]]) -> str:

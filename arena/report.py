@@ -55,9 +55,9 @@ from arena.engine.cards import (
 from arena.engine.scoring import maki_points, maki_symbols, set_points
 from arena.errors import ArenaError
 from arena.ratings import bot_stats, fit_elo, head_to_head
-from arena.replay import Replay, ReplayError, read_replay
+from arena.replay import Replay, ReplayError, plain_name, read_replay
 from arena.standings import Standings, current_games, pick_tournament, results_of, standings
-from arena.store import GameRow, Store
+from arena.store import GameRow, Store, replay_relpath
 from arena.text import NAME_LIMIT, printable, visible_json
 
 #: Bumped whenever the shape of ``data.js`` or of a game file changes.
@@ -441,7 +441,15 @@ class GameFacts:
 
 def read_game(root: Path, game: GameRow) -> GameFacts:
     """Read and check the replay of ``game`` (in results folder ``root``); never raises for
-    a missing or bad file: the problem is in the answer."""
+    a missing or bad file: the problem is in the answer. The game's id (it names the
+    game's file in the report) must be a plain name and its replay where the store keeps
+    replays, before either becomes a path."""
+    try:
+        plain_name(game.id, where=str(root / "arena.db"), field=f"games.id of game {game.id!r:.40}")
+        if game.replay != replay_relpath(game.id):
+            raise ReplayError(f"{root / 'arena.db'}: games.replay {game.replay!r:.80} of game {game.id} is not its replay's place")
+    except ReplayError as exc:
+        return GameFacts(problem=str(exc))
     path = root / game.replay
     try:
         replay = read_replay(path)
@@ -721,12 +729,16 @@ def _escape(text: str) -> str:
 
 
 def write_replay_page(replay: Replay, out: Path) -> Path:
-    """Write :func:`replay_page` to ``out`` (a folder gets ``GAME.html`` inside it)."""
+    """Write :func:`replay_page` to ``out`` (a folder gets ``GAME.html`` inside it, where
+    GAME, the game's id, must be a plain name: never a path of its own)."""
     try:
+        name = plain_name(replay.game_id, where=f"game {replay.game_id!r:.40}", field="game_id")
         page = replay_page(replay)
+    except ReplayError as exc:
+        raise ReportError(str(exc)) from None
     except GameDataError as exc:
         raise ReportError(f"game {replay.game_id}: replay does not hold up: {exc}") from None
-    target = out / f"{replay.game_id}.html" if out.is_dir() else out
+    target = out / f"{name}.html" if out.is_dir() else out
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.parent / f".{target.name}.tmp"

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from arena.errors import ArenaError
+from arena.replay import PLAIN_NAME_RULE, is_plain_name
 
 DB_NAME = "arena.db"
 LOCK_NAME = "arena.lock"
@@ -409,6 +410,10 @@ def results_lock(root: Path, command: str, *, on_wait: Callable[[str], None] | N
 
 
 def replay_relpath(game_id: str) -> str:
+    """Where a game's replay is kept, relative to the results folder; its id must be a
+    plain name (one path component, no ``..``)."""
+    if not is_plain_name(game_id):
+        raise StoreError(f"game id {game_id!r:.60} is not a plain name ({PLAIN_NAME_RULE}): no path is made of it")
     return f"replays/{game_id[:2]}/{game_id}.json.gz"
 
 

@@ -62,7 +62,7 @@ from arena.referee import (
     record_from_replay,
     time_dict,
 )
-from arena.replay import ReplayError, encode_replay, read_replay, verify_replay
+from arena.replay import ReplayError, check_recorded_game, encode_replay, read_replay, verify_replay
 from arena.schedule import ScheduledGame, make_schedule
 from arena.store import (
     BotRow,
@@ -634,20 +634,29 @@ class _Run:
 
     def _recover(self, tid: str, config: GameConfig, todo: Sequence[tuple[ScheduledGame, str]]) -> set[str]:
         """Games to play whose replay file is there but whose row is not (the arena was
-        killed after writing the file and before committing the row): each is checked
-        (it is the game of that id, and re-simulating it gives what it records) and
-        recorded from its file instead of being played again. A file that fails a check
-        is left for the game to overwrite. Returns the ids recorded."""
+        killed after writing the file and before committing the row): each file is trusted
+        only once it is the very game expected (id, seed, format, time settings, and every
+        seat's bot, version and content hash) and re-simulating it re-derives every outcome
+        it records (:func:`verify_replay`); it is then recorded from its file instead of
+        being played again. A file that fails is reported (a warning naming it and why) and
+        the game is played again, overwriting it: the game was never recorded, the bots are
+        at hand, and a game played now is one to trust (voiding it would only have the next
+        run play it). Returns the ids recorded."""
         found: list[tuple[str, ScheduledGame, GameRecord, GameConfig]] = []
         for game, gid in todo:
             path = self.s.results / replay_relpath(gid)
-            if not path.exists():
+            if not os.path.lexists(path):
                 continue
             try:
                 replay = read_replay(path)
                 if replay.game_id != gid:
                     raise ReplayError(f"{path}: it holds game {replay.game_id}")
                 verify_replay(replay, name=str(path))
+                entrants = [self.entrants[name] for name in game.seats]
+                check_recorded_game(
+                    replay, label=str(path), seed=game.seed, players=config.players, variant=config.variant.value,
+                    bots=[(e.name, e.manifest.version, e.row.hash) for e in entrants], time=time_dict(self.s.time),
+                )
                 record = record_from_replay(replay)
             except (ReplayError, ValueError, KeyError) as exc:
                 logging.getLogger(__name__).warning("%s: not recovered, the game is played again (%s)", path, exc)

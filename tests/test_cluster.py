@@ -221,7 +221,8 @@ def test_a_cluster_run_plays_the_local_runs_games_with_the_same_leaderboard(tmp_
     built = list((res / "worker-cache" / "build").glob("c-greedy-*/built.ok"))
     assert len(built) == 1 and (built[0].parent / "src" / "bot").is_file()
     verify = CliRunner().invoke(app, ["verify", str(res / "replays"), "--json"])
-    assert json.loads(verify.stdout) == {"checked": GAMES, "failed": 0, "failures": []}
+    checked = json.loads(verify.stdout)
+    assert {k: checked[k] for k in ("checked", "failed", "failures")} == {"checked": GAMES, "failed": 0, "failures": []}
     again = run_cli("--bots", str(bots), "--results", str(res), *ARGS, "--cluster", "local:2")
     assert (again["run"]["played"], again["run"]["already"]) == (0, GAMES)
 

@@ -68,7 +68,9 @@ def test_run_completes_and_ranks_random_below_greedy(tmp_path: Path) -> None:
     # Every game has its replay, and every replay re-simulates exactly.
     verify = CliRunner().invoke(app, ["verify", str(res / "replays"), "--json"])
     assert verify.exit_code == 0, verify.output
-    assert json.loads(verify.stdout) == {"checked": 36, "failed": 0, "failures": []}
+    checked = json.loads(verify.stdout)
+    assert {k: checked[k] for k in ("checked", "failed", "failures")} == {"checked": 36, "failed": 0, "failures": []}
+    assert [f["status"] for f in checked["files"]] == ["ok"] * 36
     # Re-running plays nothing and gives the same table.
     again = run_cli("--bots", str(bots), "--results", str(tmp_path / "res"), "--players", "2", "--deals", "6")
     assert again["run"]["played"] == 0 and again["run"]["already"] == 36
