@@ -8,6 +8,7 @@ never modified (a ``build`` step runs on a copy in a cache keyed by that hash).
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import shutil
 import sys
@@ -17,11 +18,19 @@ from pathlib import Path
 
 from ._errors import BotError, BotStartError, describe_returncode
 from ._process import BotSpec
-from .sandbox import Limits, SandboxSettings, run_build
+from .sandbox import (
+    DEFAULT_BUILD_TIMEOUT_CAP,
+    MAX_ENV_BYTES,
+    Limits,
+    SandboxSettings,
+    env_refusal,
+    run_build,
+)
 
 MANIFEST = "bot.toml"
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 DEFAULT_BUILD_TIMEOUT_S = 300.0
+_MAX_ARGV_BYTES = 64 * 1024  # `run` or `build`, all its arguments together
 
 
 class ManifestError(BotError):
@@ -80,6 +89,10 @@ def _argv(value: object, where: str, field_name: str) -> tuple[str, ...]:
         )
     if not isinstance(value, list) or not value or not all(isinstance(a, str) and a for a in value):
         raise ManifestError(f"{where}: field '{field_name}' must be a non-empty list of strings, not {value!r}")
+    if any("\0" in a for a in value):
+        raise ManifestError(f"{where}: field '{field_name}': an argument cannot hold a NUL byte")
+    if sum(len(a.encode()) + 1 for a in value) > _MAX_ARGV_BYTES:
+        raise ManifestError(f"{where}: field '{field_name}' is over {_MAX_ARGV_BYTES // 1024} KiB")
     return tuple(sys.executable if a == "{python}" else a.replace("{python}", sys.executable) for a in value)
 
 
@@ -111,11 +124,21 @@ def load_manifest(folder: Path) -> BotManifest:
     run = _argv(data["run"], str(file), "run")
     build = _argv(data["build"], str(file), "build") if "build" in data else None
     timeout = data.get("build_timeout_s", DEFAULT_BUILD_TIMEOUT_S)
-    if not isinstance(timeout, int | float) or timeout <= 0:
-        raise ManifestError(f"{file}: field 'build_timeout_s' must be a positive number of seconds, not {timeout!r}")
+    # `not timeout > 0`: NaN too; a bool is not a number of seconds.
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0 or not math.isfinite(timeout):
+        raise ManifestError(
+            f"{file}: field 'build_timeout_s' must be a positive, finite number of seconds, not {timeout!r} "
+            "(the run caps it anyway; see docs/sandbox.md)"
+        )
     env = data.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise ManifestError(f"{file}: field 'env' must be a table of strings, not {env!r}")
+    for key, value in env.items():
+        why = env_refusal(key, value)
+        if why is not None:
+            raise ManifestError(f"{file}: field 'env': {key!r} is refused: {why} (see docs/sandbox.md)")
+    if sum(len(k.encode()) + len(v.encode()) + 2 for k, v in env.items()) > MAX_ENV_BYTES:
+        raise ManifestError(f"{file}: field 'env' is over {MAX_ENV_BYTES // 1024} KiB")
     limits = None
     if "limits" in data:
         try:
@@ -240,19 +263,24 @@ def prepare_bot(manifest: BotManifest, cache_dir: Path, sandbox: SandboxSettings
         base.mkdir(parents=True)
         shutil.copytree(manifest.path, work, ignore=shutil.ignore_patterns(*_SKIP_DIRS))
         policy = sandbox.for_bot(work, manifest.limits, writable=True) if sandbox is not None else None
+        # The operator's cap over the bot's wish (without a sandbox: the default cap).
+        cap = sandbox.build_timeout_s if sandbox is not None else DEFAULT_BUILD_TIMEOUT_CAP
+        timeout = min(manifest.build_timeout_s, cap)
+        capped = manifest.build_timeout_s > cap
+        note = f"the bot asks {manifest.build_timeout_s:g} s for its build (build_timeout_s); the run's cap is {cap:g} s\n" if capped else ""
         try:
             built = run_build(
                 manifest.name, policy, list(manifest.build), work, _env(manifest, sandboxed=sandboxed),
-                manifest.build_timeout_s,
+                timeout, log=log, header=note,
             )
-        except BotStartError:
-            log.write_text(f"cannot run {manifest.build[0]!r}: not found\n")
-            raise BuildError(f"bot {manifest.name}: build command {manifest.build[0]!r} not found (log: {log})") from None
-        log.write_bytes(built.output)
+        except BotStartError as exc:
+            log.write_text(note + f"{exc.reason}\n")
+            raise BuildError(f"bot {manifest.name}: build command {manifest.build[0]!r}: {exc.reason} (log: {log})") from None
         if built.returncode is None:
-            raise BuildError(f"bot {manifest.name}: build timed out after {manifest.build_timeout_s:g}s (log: {log})")
+            whose = f"the run's cap; the bot asks {manifest.build_timeout_s:g} s" if capped else "its build_timeout_s"
+            raise BuildError(f"bot {manifest.name}: build timed out after {timeout:g} s ({whose}) (log: {log})")
         if built.returncode != 0:
-            tail = built.output.decode(errors="replace").strip().splitlines()[-3:]
+            tail = built.output[-4096:].decode(errors="replace").strip().splitlines()[-3:]
             why = f" ({built.explanation})" if built.explanation else ""
             how = f"exit status {built.returncode}" if built.returncode > 0 else describe_returncode(built.returncode)
             raise BuildError(f"bot {manifest.name}: build failed with {how}{why} (log: {log}): " + " | ".join(tail))
