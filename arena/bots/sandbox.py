@@ -40,6 +40,7 @@ import resource
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -567,6 +568,18 @@ def _strict_program(name: str, argv0: str, cwd: Path, env: Mapping[str, str], sa
     )
 
 
+def _check_enterable(name: str, expose: Path, argv: Sequence[str]) -> None:
+    """A root arena's strict bot runs as a user id of its own, with no rights on files
+    but those of "other": its folder must let others in (a build folder is handed to it)."""
+    with contextlib.suppress(OSError):
+        mode = os.stat(expose).st_mode
+        if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+            raise BotStartError(
+                f"cannot start: its folder {expose} is mode {stat.S_IMODE(mode):04o}; the strict sandbox runs the bot as "
+                f"an unprivileged user, who must be able to enter it: chmod o+rx {expose}", bot=name, argv=tuple(argv),
+            )
+
+
 def _strict_argv(
     support: StrictSupport, sandbox: Sandbox, cwd: Path, argv: list[str], *, uid: int | None,
     env: Mapping[str, str] | None = None,
@@ -713,6 +726,8 @@ class Jail:
                     raise BotStartError(f"the strict sandbox is not available: {support.missing}", bot=name, argv=tuple(argv))
                 env["HOME"] = env["TMPDIR"] = "/tmp"
                 program = _strict_program(name, argv[0], cwd, env, sandbox)
+                if os.geteuid() == 0 and not sandbox.writable:
+                    _check_enterable(name, sandbox.expose, argv)
                 self._uid = _UIDS.take() if os.geteuid() == 0 else None
                 argv = _strict_argv(support, sandbox, cwd, [program, *argv[1:]], uid=self._uid, env=env)
                 launcher = launcher_env()
