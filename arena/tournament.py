@@ -681,7 +681,7 @@ def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None
         except ValueError as exc:
             raise ArenaError(str(exc)) from None
         toolchains = tuple(options["toolchains"]) if options.get("toolchains") is not None else base_sandbox.toolchains
-        build_cap = float(options.get("build_timeout_s") or base_sandbox.build_timeout_s)
+        build_cap = float(min(options.get("build_timeout_s") or base_sandbox.build_timeout_s, 10**15))
         changes["sandbox"] = replace(base_sandbox, level=level, caps=caps, toolchains=toolchains, build_timeout_s=build_cap)
     time_changes = {k: options[k] for k in ("hello_ms", "turn_ms", "bank_ms", "time_scale", "no_timeout") if options.get(k) is not None}
     if time_changes:

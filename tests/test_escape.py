@@ -441,3 +441,21 @@ def test_a_run_skips_only_the_bots_that_break_the_rules_with_one_line_each(tmp_p
     assert "'LD_PRELOAD' is refused" in reasons["preload"]
     assert "outside what the strict sandbox shows" in reasons["hidden"]
     assert leftovers(results) == {}
+
+
+def test_toolchains_may_come_from_the_operators_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ARENA_TOOLCHAINS", f"{tmp_path / 'jdk'}:relative/ignored::{tmp_path / 'node'}")
+    assert SandboxSettings().toolchains == (str(tmp_path / "jdk"), str(tmp_path / "node"))
+    assert SandboxSettings().for_bot(tmp_path).toolchains == (str(tmp_path / "jdk"), str(tmp_path / "node"))
+
+
+@needs_strict
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root arena runs a bot as a user of its own")
+def test_a_bot_folder_others_cannot_enter_is_a_clear_start_error(tmp_path: Path) -> None:
+    bot = write_bot(tmp_path / "bots" / "closed", 'name = "closed"\nrun = ["{python}", "peek.py"]\n', {"peek.py": PEEK})
+    bot.chmod(0o700)
+    spec = prepare_bot(find_bot(bot), tmp_path / "cache", SandboxSettings(Level.STRICT))
+    with pytest.raises(BotStartError, match=rf"bot 'closed': cannot start: its folder {bot} is mode 0700; .* chmod o\+rx"):
+        trio.run(first_line, spec)
+    bot.chmod(0o755)
+    assert json.loads(trio.run(first_line, spec)) == {}

@@ -124,6 +124,8 @@ def load_manifest(folder: Path) -> BotManifest:
     run = _argv(data["run"], str(file), "run")
     build = _argv(data["build"], str(file), "build") if "build" in data else None
     timeout = data.get("build_timeout_s", DEFAULT_BUILD_TIMEOUT_S)
+    if isinstance(timeout, int) and not isinstance(timeout, bool):
+        timeout = float(min(timeout, 10**15))  # TOML's integers may be past a float's range; any cap is far below
     # `not timeout > 0`: NaN too; a bool is not a number of seconds.
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0 or not math.isfinite(timeout):
         raise ManifestError(
@@ -280,7 +282,9 @@ def prepare_bot(manifest: BotManifest, cache_dir: Path, sandbox: SandboxSettings
             whose = f"the run's cap; the bot asks {manifest.build_timeout_s:g} s" if capped else "its build_timeout_s"
             raise BuildError(f"bot {manifest.name}: build timed out after {timeout:g} s ({whose}) (log: {log})")
         if built.returncode != 0:
-            tail = built.output[-4096:].decode(errors="replace").strip().splitlines()[-3:]
+            # The build's own words, in one line of printable text (no terminal escapes).
+            lines = built.output[-4096:].decode(errors="replace").strip().splitlines()[-3:]
+            tail = ["".join(c if c.isprintable() else "?" for c in line)[:300] for line in lines]
             why = f" ({built.explanation})" if built.explanation else ""
             how = f"exit status {built.returncode}" if built.returncode > 0 else describe_returncode(built.returncode)
             raise BuildError(f"bot {manifest.name}: build failed with {how}{why} (log: {log}): " + " | ".join(tail))

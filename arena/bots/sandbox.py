@@ -120,11 +120,11 @@ class Limits:
             if key not in known:
                 raise ValueError(f"{where}: unknown limit {key!r} (known: {', '.join(known)})")
             whole = key != "cpu_s"
-            ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0 and math.isfinite(value)
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0 and value < math.inf
             if not ok or (whole and value != int(value)):
                 kind = "a positive whole number" if whole else "a positive number"
                 raise ValueError(f"{where}: limit {key!r} must be {kind}, not {value!r}")
-            changes[key] = int(value) if whole else float(value)
+            changes[key] = int(value) if whole else float(min(value, 10**15))  # TOML integers go past floats
         return replace(base, **changes)
 
     def within(self, caps: Limits) -> Limits:
