@@ -9,13 +9,21 @@ Levels (``--sandbox``):
   folder (its HOME and TMPDIR, removed afterwards, capped in size) and an environment
   cleared down to PATH, HOME, LANG, TMPDIR plus what the bot's ``bot.toml`` sets.
 - ``strict``: also, through bubblewrap (``bwrap``): no network (a network namespace of its
-  own), a read-only view of the system (``/usr`` and its links, the Python installation
-  and the arena's packages) with the bot's own folder read-only and a private, size-capped
-  ``/tmp`` as the only writable place, no view of other bots or of the results, its own
-  PID namespace (so the whole tree dies with it, double-forked grandchildren included),
-  and no capabilities. When the arena runs as root, the bot runs as an unprivileged user
-  id of its own (``setpriv``), so that the process-count limit holds; a pids cgroup caps
-  it too where there is one.
+  own), a read-only view of a fixed list of folders (:func:`visible_roots`: ``/usr`` and
+  its links, the Python installation and the arena's packages, the operator's toolchain
+  folders) with the bot's own folder read-only and a private, size-capped ``/tmp`` as the
+  only writable place, no view of other bots or of the results, its own PID namespace (so
+  the whole tree dies with it, double-forked grandchildren included), and no
+  capabilities. When the arena runs as root, the bot runs as an unprivileged user id of
+  its own (``setpriv``), so that the process-count limit holds; a pids cgroup caps it too
+  where there is one.
+
+At every level, nothing the bot supplies is interpreted outside its sandbox: the
+programs that start it (bwrap, setpriv, env) get :func:`launcher_env`, and the bot's
+environment reaches its own program only (under ``strict`` through ``env -i`` as the
+last step, inside every namespace and after the user id is dropped). A bot's ``PATH`` or
+argv[0] never adds to what ``strict`` shows: its program is looked for within that view
+only. docs/sandbox.md says it for operators and bot authors.
 
 Linux only; elsewhere (macOS) the arena runs bots at ``none`` with a warning.
 
@@ -23,7 +31,10 @@ What a caller sees: :func:`resolve_level` picks the level of a run (and the one 
 when ``strict`` is not available), :class:`SandboxSettings` carries it with the
 tournament's caps, :class:`Sandbox` is one bot's policy (in its
 :class:`~arena.bots.BotSpec`), :func:`open_jail` turns a spec into how to start it
-(used by ``open_bot``), and :func:`run_build` runs a bot's build step in the same sandbox.
+(used by ``open_bot``), and :func:`run_build` runs a bot's build step in the same sandbox,
+bounded in time and output (:func:`build_in_thread` makes it interruptible from trio).
+:func:`env_refusal` is the check of a bot's environment variables that ``bot.toml`` is
+read through.
 """
 
 from __future__ import annotations
