@@ -526,7 +526,7 @@ def visible_roots(sandbox: Sandbox) -> list[Path]:
     roots += [Path("/", n) for n in _TOP_LEVEL if os.path.lexists(Path("/", n))]
     roots += [p for p in _package_dirs() if p.exists()]
     roots += [Path(t) for t in sandbox.toolchains if os.path.isdir(t)]
-    roots.append(sandbox.expose)
+    roots.append(Path(os.path.abspath(sandbox.expose)))
     return roots
 
 
