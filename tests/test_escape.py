@@ -178,8 +178,8 @@ def test_bot_toml_refuses_nul_bytes_and_oversized_fields(tmp_path: Path) -> None
         'run = ["./bot"]\nenv = { A = "x\\u0000y" }\n': r"field 'env': 'A' is refused: its value holds a NUL byte",
         'run = ["./bot", "a\\u0000b"]\n': r"field 'run': an argument cannot hold a NUL byte",
         'run = ["./bot"]\nbuild = ["cc", "x\\u0000"]\n': r"field 'build': an argument cannot hold a NUL byte",
-        f'run = ["./bot"]\nenv = {{ A = "{"x" * 70000}" }}\n': r"field 'env' is over 64 KiB",
-        f'run = ["./bot", "{"y" * 70000}"]\n': r"field 'run' is over 64 KiB",
+        f'run = ["./bot"]\nenv = {{ A = "{"x" * 20000}", B = "{"x" * 20000}" }}\n': r"field 'env' is over 32 KiB",
+        f'run = ["./bot", "{"y" * 40000}"]\n': r"field 'run' is over 32 KiB",
     }
     for toml, message in cases.items():
         write_bot(bot, 'name = "b"\n' + toml)

@@ -30,7 +30,7 @@ from .sandbox import (
 MANIFEST = "bot.toml"
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 DEFAULT_BUILD_TIMEOUT_S = 300.0
-_MAX_ARGV_BYTES = 64 * 1024  # `run` or `build`, all its arguments together
+_MAX_ARGV_BYTES = 32 * 1024  # `run` or `build`, all its arguments together
 
 
 class ManifestError(BotError):

@@ -472,7 +472,7 @@ UNSAFE_ENV_PREFIXES: dict[str, str] = {
     "DYLD_": "the macOS dynamic loader reads it (a library loaded into every program started)",
 }
 #: The most a bot's environment (names and values) may hold, in bytes.
-MAX_ENV_BYTES = 64 * 1024
+MAX_ENV_BYTES = 32 * 1024
 _ENV_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _BAD_NAME = "a variable's name must be letters, digits and '_', not starting with a digit"
 _NUL = "its value holds a NUL byte"
