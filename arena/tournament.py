@@ -187,6 +187,12 @@ def load_config(path: Path) -> dict[str, Any]:
         if isinstance(value, bool) and want is not bool or not isinstance(value, want):
             names = " or ".join(t.__name__ for t in (want if isinstance(want, tuple) else (want,)))
             raise ArenaError(f"{path}: setting {key!r} must be {names}, not {type(value).__name__} ({value!r})")
+        if norm == "limits" and isinstance(value, dict) and "build_timeout_s" in value:
+            # The cap on a bot's build time may also sit with the other caps.
+            value = dict(value)
+            cap = value.pop("build_timeout_s")
+            _check_config_value(path, "limits.build_timeout_s", "build_timeout_s", cap)
+            out["build_timeout_s"] = cap
         _check_config_value(path, key, norm, value)
         if norm in ("bots", "results"):
             value = str((path.parent / value).resolve()) if not Path(value).is_absolute() else value
@@ -217,7 +223,7 @@ def _check_config_value(path: Path, key: str, norm: str, value: Any) -> None:
         for v in value:
             if not isinstance(v, str) or not (path.parent / v).is_dir():
                 raise ArenaError(f"{where} must list the folders of toolchains to show every bot, and {v!r} is not a folder")
-    if norm == "build_timeout_s" and not (isinstance(value, int | float) and 0 < value < math.inf):
+    if norm == "build_timeout_s" and (isinstance(value, bool) or not (isinstance(value, int | float) and 0 < value < math.inf)):
         raise ArenaError(f"{where} must be a positive, finite number of seconds, not {value!r}")
     if norm == "players" and not 2 <= value <= 5:
         raise ArenaError(f"{where} must be from 2 to 5, not {value!r}")

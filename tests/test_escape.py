@@ -293,7 +293,11 @@ def test_a_competition_config_sets_toolchains_and_the_build_cap(tmp_path: Path) 
     sandbox = settings_from(options, base=RunSettings(bots_dir=tmp_path)).sandbox
     assert sandbox is not None
     assert sandbox.toolchains == (str(tmp_path / "node-20"),) and sandbox.build_timeout_s == 90
+    config.write_text('bots = "bots"\n[limits]\nmemory_mb = 256\nbuild_timeout_s = 45\n')  # with the other caps
+    sandbox = settings_from(load_config(config), base=RunSettings(bots_dir=tmp_path)).sandbox
+    assert sandbox is not None and sandbox.build_timeout_s == 45 and sandbox.caps.memory_mb == 256
     for text, message in {
+        "[limits]\nbuild_timeout_s = true\n": r"cup\.toml: limits\.build_timeout_s must be a positive, finite number",
         'toolchains = ["nowhere"]\n': r"cup\.toml: toolchains must list the folders .* 'nowhere' is not a folder",
         "toolchains = [3]\n": r"cup\.toml: toolchains must list the folders .* 3 is not a folder",
         "build_timeout_s = inf\n": r"cup\.toml: build_timeout_s must be a positive, finite number of seconds, not inf",
