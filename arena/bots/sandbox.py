@@ -534,8 +534,10 @@ _TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 
 def _strict_program(name: str, argv0: str, cwd: Path, env: Mapping[str, str], sandbox: Sandbox) -> str:
-    """Where the bot's program is, as an absolute path that the sandbox shows (found in
-    the bot's folder or on its ``PATH``, but only within :func:`visible_roots`). Raises
+    """Where the bot's program is, as a path that the sandbox shows (found in the bot's
+    folder or on its ``PATH``, but only within :func:`visible_roots`): absolute, or
+    ``./…`` within the working folder (so that an operator's folder names never matter).
+    Raises
     :class:`BotStartError` naming the bot and the program when it is not there."""
     roots = visible_roots(sandbox)
     real_roots = [Path(os.path.realpath(r)) for r in roots]
@@ -556,6 +558,9 @@ def _strict_program(name: str, argv0: str, cwd: Path, env: Mapping[str, str], sa
         if runnable(candidate):
             if shown(candidate):
                 program = os.path.abspath(candidate)
+                inside = os.path.relpath(program, cwd)
+                if not inside.startswith(".."):  # in the bot's folder: by its name there, wherever that is
+                    program = "./" + inside
                 if "=" in program:
                     raise BotStartError(
                         f"cannot start: the path of its program {program!r} holds '=', which the sandbox cannot pass on; rename it",
@@ -595,7 +600,7 @@ def _strict_argv(
     support: StrictSupport, sandbox: Sandbox, cwd: Path, argv: list[str], *, uid: int | None,
     env: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """bwrap's command line for ``argv`` (whose program is an absolute path that the
+    """bwrap's command line for ``argv`` (whose program is a path with a ``/`` that the
     sandbox shows, see :func:`_strict_program`). The launchers (bwrap, setpriv, env) get
     :func:`launcher_env`; ``env`` is handed by ``env -i`` to the bot's program alone, as
     the last step inside every confinement."""
@@ -641,8 +646,8 @@ def _strict_argv(
     else:
         args += ["--cap-drop", "ALL", "--"]
     # `env -i -- NAME=VALUE… PROGRAM ARGS`: names are checked ([A-Za-z_][A-Za-z0-9_]*) and
-    # the program is an absolute path without '=', so nothing can be taken for an option,
-    # an assignment or a command of env's own.
+    # the program is a path with a '/' and without '=', so nothing can be taken for an
+    # option, an assignment or a command looked up on PATH.
     args += [support.env, "-i", "--", *(f"{k}={v}" for k, v in (env or {}).items())]
     return args + list(argv)
 
