@@ -537,8 +537,7 @@ def _strict_program(name: str, argv0: str, cwd: Path, env: Mapping[str, str], sa
     """Where the bot's program is, as a path that the sandbox shows (found in the bot's
     folder or on its ``PATH``, but only within :func:`visible_roots`): absolute, or
     ``./…`` within the working folder (so that an operator's folder names never matter).
-    Raises
-    :class:`BotStartError` naming the bot and the program when it is not there."""
+    Raises :class:`BotStartError` naming the bot and the program when it is not there."""
     roots = visible_roots(sandbox)
     real_roots = [Path(os.path.realpath(r)) for r in roots]
 
@@ -570,6 +569,8 @@ def _strict_program(name: str, argv0: str, cwd: Path, env: Mapping[str, str], sa
             hidden = hidden or candidate
     if hidden is None and "/" not in argv0:
         hidden = shutil.which(argv0)  # on the arena's own PATH: say where the operator has it
+        if hidden is not None and shown(hidden):
+            raise BotStartError(f"cannot start: {argv0!r} not found on its PATH (it is at {hidden})", bot=name, argv=(argv0,))
     if hidden is None:
         raise BotStartError(f"cannot start: {argv0!r} not found", bot=name, argv=(argv0,))
     real = Path(os.path.realpath(hidden))
