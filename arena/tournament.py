@@ -47,7 +47,7 @@ import trio
 
 from arena.bots import BotError
 from arena.bots.manifest import BotManifest, discover_bots, prepare_bot
-from arena.bots.sandbox import Level, Limits, SandboxSettings, resolve_level
+from arena.bots.sandbox import Level, Limits, SandboxSettings, build_in_thread, resolve_level
 from arena.engine import RULES_VERSION, GameConfig, Variant
 from arena.errors import ArenaError
 from arena.referee import (
@@ -173,6 +173,8 @@ _CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
     "anchor": str,
     "sandbox": str,
     "limits": dict,
+    "toolchains": list,
+    "build_timeout_s": (int, float),
     "cluster": str,
 }
 
@@ -200,9 +202,17 @@ def load_config(path: Path) -> dict[str, Any]:
         if isinstance(value, bool) and want is not bool or not isinstance(value, want):
             names = " or ".join(t.__name__ for t in (want if isinstance(want, tuple) else (want,)))
             raise ArenaError(f"{path}: setting {key!r} must be {names}, not {type(value).__name__} ({value!r})")
+        if norm == "limits" and isinstance(value, dict) and "build_timeout_s" in value:
+            # The cap on a bot's build time may also sit with the other caps.
+            value = dict(value)
+            cap = value.pop("build_timeout_s")
+            _check_config_value(path, "limits.build_timeout_s", "build_timeout_s", cap)
+            out["build_timeout_s"] = cap
         _check_config_value(path, key, norm, value)
         if norm in ("bots", "results"):
             value = str((path.parent / value).resolve()) if not Path(value).is_absolute() else value
+        if norm == "toolchains":
+            value = [str((path.parent / v).resolve()) for v in value]
         out[norm] = value
     return out
 
@@ -224,6 +234,12 @@ def _check_config_value(path: Path, key: str, norm: str, value: Any) -> None:
     where = f"{path}: {key}"
     if norm in _CONFIG_CHOICES and value not in _CONFIG_CHOICES[norm]:
         raise ArenaError(f"{where} must be one of {', '.join(_CONFIG_CHOICES[norm])}, not {value!r}")
+    if norm == "toolchains":
+        for v in value:
+            if not isinstance(v, str) or not (path.parent / v).is_dir():
+                raise ArenaError(f"{where} must list the folders of toolchains to show every bot, and {v!r} is not a folder")
+    if norm == "build_timeout_s" and (isinstance(value, bool) or not (isinstance(value, int | float) and 0 < value < math.inf)):
+        raise ArenaError(f"{where} must be a positive, finite number of seconds, not {value!r}")
     if norm == "players" and not 2 <= value <= 5:
         raise ArenaError(f"{where} must be from 2 to 5, not {value!r}")
     if norm in _CONFIG_MINIMUM and not value >= _CONFIG_MINIMUM[norm]:  # `not >=`: NaN too
@@ -550,7 +566,7 @@ class _Run:
         build_cache = self.s.results / "build"
         for m in self.manifests:
             try:
-                spec = await trio.to_thread.run_sync(prepare_bot, m, build_cache, self.sandbox)
+                spec = await build_in_thread(prepare_bot, m, build_cache, self.sandbox)
             except BotError as exc:
                 self._skip(m, f"build failed: {exc}")
                 continue
@@ -747,14 +763,16 @@ def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None
             raise ArenaError(
                 f"variant must be one of {', '.join(v.value for v in Variant)}, not {options['variant']!r}"
             ) from None
-    if options.get("sandbox") is not None or options.get("limits") is not None:
+    if any(options.get(k) is not None for k in ("sandbox", "limits", "toolchains", "build_timeout_s")):
         base_sandbox = s.sandbox or SandboxSettings()
         try:
             level = resolve_level(options["sandbox"])[0] if options.get("sandbox") is not None else base_sandbox.level
             caps = Limits.from_table(options["limits"], "the run's caps on bots' limits", base_sandbox.caps) if options.get("limits") else base_sandbox.caps
         except ValueError as exc:
             raise ArenaError(str(exc)) from None
-        changes["sandbox"] = SandboxSettings(level, caps)
+        toolchains = tuple(options["toolchains"]) if options.get("toolchains") is not None else base_sandbox.toolchains
+        build_cap = float(min(options.get("build_timeout_s") or base_sandbox.build_timeout_s, 10**15))
+        changes["sandbox"] = replace(base_sandbox, level=level, caps=caps, toolchains=toolchains, build_timeout_s=build_cap)
     time_changes = {k: options[k] for k in ("hello_ms", "turn_ms", "bank_ms", "time_scale", "no_timeout") if options.get(k) is not None}
     if time_changes:
         try:

@@ -30,7 +30,7 @@ import trio
 from arena.bots import BotError, BotSpec
 from arena.bots._proctree import child_setup_hook
 from arena.bots.manifest import BotManifest, prepare_bot
-from arena.bots.sandbox import SandboxSettings, resolve_level
+from arena.bots.sandbox import SandboxSettings, build_in_thread, resolve_level
 from arena.engine import GameConfig, Variant
 from arena.referee import GameRecord, TimeSettings, open_pool, play_game
 
@@ -94,9 +94,7 @@ async def play(job: GameJob) -> GameRecord:
     specs: dict[str, BotSpec] = {}
     for manifest in job.seats:
         if manifest.name not in specs:
-            specs[manifest.name] = await trio.to_thread.run_sync(
-                prepare_locked, manifest, Path(job.build_cache), job.sandbox
-            )
+            specs[manifest.name] = await build_in_thread(prepare_locked, manifest, Path(job.build_cache), job.sandbox)
     async with open_pool() as pool:
         players = [pool.player(specs[m.name], version=m.version, content_hash=m.content_hash) for m in job.seats]
         return await play_game(players, config, job.seed, time_settings=time_settings, game_id=job.game_id)
