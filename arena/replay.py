@@ -111,6 +111,7 @@ class Replay(msgspec.Struct, kw_only=True):
     arena_version: str = ""
     game_id: str
     seed: int
+    ids: int | None = None  # the card ids' labelling (new_game's ids); None: the ids of the seed
     players: int  # seats at the table (the dummy included, as the last seat)
     variant: str
     config: dict[str, Any]  # GameConfig: players (bots) and variant
@@ -297,7 +298,7 @@ def verify_replay(replay: Replay, *, name: str = "") -> None:
         config = GameConfig(replay.config["players"], Variant(replay.config["variant"]))
     except (KeyError, ValueError) as exc:
         raise ReplayError(f"{label}: bad config {replay.config!r}: {exc}") from None
-    state = new_game(config, replay.seed)
+    state = new_game(config, replay.seed, ids=replay.ids)
     kinds = [state.kind(c) for c in range(len(replay.cards))]
     if kinds != replay.cards:
         raise ReplayError(f"{label}: the card kinds do not match the deck of seed {replay.seed}")
