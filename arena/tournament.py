@@ -56,7 +56,7 @@ from arena.referee import (
     time_dict,
 )
 from arena.replay import ReplayError, encode_replay, read_replay, verify_replay
-from arena.schedule import ScheduledGame, make_schedule
+from arena.schedule import ScheduledGame, card_ids, games_per_set, make_schedule
 from arena.store import BotRow, NewGame, Store, make_replay_folders, open_store, replay_relpath
 from arena.store_writer import StoreWriter
 
@@ -371,6 +371,10 @@ class _Run:
         self.specs: dict[str, Any] = {}
         self.entrants: dict[str, Entrant] = {}
         self.writer: StoreWriter | _NullWriter | None = None
+        # The store's secret: every deal seed, set id and card labelling of this run is keyed
+        # with it, so that the same store and seed give the same games and no bot can compute one.
+        self.key = store.deal_key()
+        self.processes_per_bot = 1  # set once the format is known (see _take)
 
     async def main(self) -> RunSummary:
         t0 = time.monotonic()
@@ -420,6 +424,7 @@ class _Run:
                     games=self.s.games,
                     seed=self.s.seed,
                     gauntlet=self.s.gauntlet,
+                    key=self.key,
                 )
             except ValueError as exc:
                 raise ArenaError(str(exc)) from None
@@ -433,6 +438,10 @@ class _Run:
                 todo = [(g, gid) for g, gid in todo if gid not in recovered]
             jobs = self.s.jobs or default_jobs(config.seats)
             jobs = max(1, min(jobs, len(todo))) if todo else max(1, jobs)
+            # A process never plays two games of one duplicate set (play_game restarts it);
+            # a bot keeps as many processes as a set has games (up to the players, plus one per
+            # extra job), each playing one game of every set, so that steady play restarts none.
+            self.processes_per_bot = min(games_per_set(players, self.s.seatings), players) + jobs - 1
             summary = RunSummary(
                 tournament_id=tid,
                 results=self.s.results,
@@ -506,9 +515,16 @@ class _Run:
         self.skipped.append(sk)
         self.rep.bot_skipped(sk)
 
-    def _take(self, pool: PlayerPool, name: str) -> Player:
+    def _take(self, pool: PlayerPool, name: str, seed: int) -> Player:
+        """A player of bot ``name`` for a game of the deal ``seed``: an idle one whose process
+        has not seen that deal, else a new one while the bot has fewer than
+        ``processes_per_bot``, else an idle one (:func:`play_game` restarts it)."""
         free = self.idle.setdefault(name, [])
-        if free:
+        for i in range(len(free) - 1, -1, -1):
+            if not free[i].has_seen(seed):
+                return free.pop(i)
+        owned = sum(1 for p in pool.players if p.name == name)
+        if free and owned >= self.processes_per_bot:
             return free.pop()
         e = self.entrants[name]
         return pool.player(self.specs[name], version=e.manifest.version, content_hash=e.manifest.content_hash)
@@ -533,9 +549,11 @@ class _Run:
             for game, gid in queue:  # a shared iterator: each game goes to one worker
                 if writer.error is not None:
                     return  # the store failed: stop, the error is raised once all have stopped
-                players = [self._take(pool, name) for name in game.seats]
+                players = [self._take(pool, name, game.seed) for name in game.seats]
                 try:
-                    record = await play_game(players, config, game.seed, time_settings=self.s.time, game_id=gid)
+                    record = await play_game(
+                        players, config, game.seed, time_settings=self.s.time, game_id=gid, ids=card_ids(self.key, gid)
+                    )
                 finally:
                     for name, p in zip(game.seats, players, strict=True):
                         self.idle[name].append(p)
