@@ -489,12 +489,17 @@ def store_key_import_command(
 
 def play_key(results: Path) -> bytes:
     """The deal key of a single game (`arena play`): the store's in ``results`` if there is
-    one, so that the same seed replays the same game next to it; else a fresh random one."""
+    one (made now if it has none yet), so that the same seed replays the same game next to
+    it; else a fresh random one."""
     import secrets
 
-    from arena.store import read_deal_key
+    from arena.store import DB_NAME, open_store, read_deal_key
 
-    return read_deal_key(results) or secrets.token_bytes(32)
+    key = read_deal_key(results)
+    if key is None and (results / DB_NAME).is_file():
+        with open_store(results, create=False) as store:
+            key = store.deal_key()
+    return key or secrets.token_bytes(32)
 
 
 @app.command("schema")
