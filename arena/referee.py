@@ -1,7 +1,7 @@
 """The referee: the only place where the engine and bot processes meet.
 
 :func:`play_game` runs one game among :class:`Player`\\ s (bot processes speaking
-protocol v1, reused across games): ``game_start`` to every seat, then each turn
+protocol v1, reused across games, but never for two games of one deal): ``game_start`` to every seat, then each turn
 every deciding seat's ``act`` written and all replies awaited in parallel, each
 against its own deadline; faults become seeded random legal fallbacks, strikes
 and autopilot as protocol/PROTOCOL.md says; and everything is recorded in a

@@ -11,7 +11,8 @@ What a run does, in order:
    hash, time settings), not of the tournament, so a game already in the store, from
    this run killed half-way or from any earlier run, is never played again;
 3. records from its replay file any game a killed run wrote but did not commit, then
-   plays the missing games, ``jobs`` at a time, reusing bot processes across games;
+   plays the missing games, ``jobs`` at a time, reusing bot processes across games but
+   never within a duplicate set (each bot keeps one process per game of a set);
    each finished game is handed to the one writer, a process of its own
    (:mod:`arena.store_writer`): replay file first, then the database rows;
 4. on Ctrl-C (SIGINT) or SIGTERM: the games in flight are abandoned (not recorded),
