@@ -1,11 +1,11 @@
 """The referee: the only place where the engine and bot processes meet.
 
 :func:`play_game` runs one game among :class:`Player`\\ s (bot processes speaking
-protocol v1, reused across games, but never for two games of one deal): ``game_start`` to every seat, then each turn
-every deciding seat's ``act`` written and all replies awaited in parallel, each
-against its own deadline; faults become seeded random legal fallbacks, strikes
-and autopilot as protocol/PROTOCOL.md says; and everything is recorded in a
-:class:`~arena.replay.Replay`. A failure of the referee or the OS (not of a bot)
+protocol v1, reused across games, but never for two games of one deal):
+``game_start`` to every seat, then each turn every deciding seat's ``act`` written
+and all replies awaited in parallel, each against its own deadline; faults become
+seeded random legal fallbacks, strikes and autopilot as protocol/PROTOCOL.md says;
+and everything is recorded in a :class:`~arena.replay.Replay`. A failure of the referee or the OS (not of a bot)
 voids the game instead of blaming anyone.
 """
 
