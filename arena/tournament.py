@@ -12,7 +12,8 @@ What a run does, in order:
    the store, from this run killed half-way or from any earlier run, is never played
    again, and two seatings are two games even of bots with identical files;
 3. records from its replay file any game a killed run wrote but did not commit, then
-   plays the missing games, ``jobs`` at a time, reusing bot processes across games;
+   plays the missing games, ``jobs`` at a time, reusing bot processes across games but
+   never within a duplicate set (each bot keeps one process per game of a set);
    each finished game is handed to the one writer, a process of its own
    (:mod:`arena.store_writer`): replay file first, then the database rows;
 4. on Ctrl-C (SIGINT) or SIGTERM: the games in flight are abandoned (not recorded),
@@ -37,7 +38,6 @@ import os
 import signal
 import time
 import tomllib
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -63,7 +63,7 @@ from arena.referee import (
     time_dict,
 )
 from arena.replay import ReplayError, check_recorded_game, encode_replay, read_replay, verify_replay
-from arena.schedule import ScheduledGame, make_schedule
+from arena.schedule import ScheduledGame, card_ids, games_per_set, make_schedule
 from arena.store import (
     BotRow,
     NewGame,
@@ -427,6 +427,10 @@ class _Run:
         self.specs: dict[str, Any] = {}
         self.entrants: dict[str, Entrant] = {}
         self.writer: StoreWriter | _NullWriter | None = None
+        # The store's secret: every deal seed, set id and card labelling of this run is keyed
+        # with it, so that the same store and seed give the same games and no bot can compute one.
+        self.key = store.deal_key()
+        self.processes_per_bot = 1  # set once the format is known (see _take)
 
     async def main(self) -> RunSummary:
         t0 = time.monotonic()
@@ -476,6 +480,7 @@ class _Run:
                     games=self.s.games,
                     seed=self.s.seed,
                     gauntlet=self.s.gauntlet,
+                    key=self.key,
                 )
             except ValueError as exc:
                 raise ArenaError(str(exc)) from None
@@ -484,7 +489,6 @@ class _Run:
                 twice = next(g for g in ids if ids.count(g) > 1)
                 raise ArenaError(f"tournament {tid}: the schedule holds game {twice} twice (the same deal and seating)")
             done_ids = await trio.to_thread.run_sync(self.store.completed_ids, ids)
-            ids, done_ids = await trio.to_thread.run_sync(self._earlier_ids, config, schedule, ids, done_ids)
             await trio.to_thread.run_sync(self.store.link_games, tid, sorted(done_ids))
             todo = [(g, gid) for g, gid in zip(schedule, ids, strict=True) if gid not in done_ids]
             recovered: set[str] = set()
@@ -493,6 +497,10 @@ class _Run:
                 todo = [(g, gid) for g, gid in todo if gid not in recovered]
             jobs = self.s.jobs or default_jobs(config.seats)
             jobs = max(1, min(jobs, len(todo))) if todo else max(1, jobs)
+            # A process never plays two games of one duplicate set (play_game restarts it);
+            # a bot keeps as many processes as a set has games (up to the players, plus one per
+            # extra job), each playing one game of every set, so that steady play restarts none.
+            self.processes_per_bot = min(games_per_set(players, self.s.seatings), players) + jobs - 1
             summary = RunSummary(
                 tournament_id=tid,
                 results=self.s.results,
@@ -527,31 +535,6 @@ class _Run:
                 raise self.writer.error
         summary.seconds = time.monotonic() - t0
         return summary
-
-    def _earlier_ids(
-        self, config: GameConfig, schedule: Sequence[ScheduledGame], ids: list[str], done: set[str]
-    ) -> tuple[list[str], set[str]]:
-        """A store written when game ids hashed each seat's content hash alone (without its
-        name): such a game counts as played, under its old id, where that id cannot be
-        another game's (no two entrants have the same files) and its recorded seats name
-        these bots in this order. Returns the ids (old ones put in) and the played ones."""
-        counts = Counter(e.row.hash for e in self.entrants.values())
-        old_of: dict[str, int] = {}
-        for i, (g, gid) in enumerate(zip(schedule, ids, strict=True)):
-            hashes = [self.entrants[b].row.hash for b in g.seats]
-            if gid not in done and all(counts[h] == 1 for h in hashes):
-                old_of[game_id(config, g.seed, hashes, self.s.time)] = i
-        if not old_of:
-            return ids, done
-        found = self.store.completed_ids(old_of)
-        seated = self.store.seat_names(found)
-        ids, done = list(ids), set(done)
-        for old in found:
-            i = old_of[old]
-            if seated.get(old) == list(schedule[i].seats):
-                ids[i] = old
-                done.add(old)
-        return ids, done
 
     def _register(self, tid: str, players: int, cfg: Mapping[str, Any]) -> None:
         self.store.tournament(tid, players, self.s.variant.value, cfg)
@@ -591,9 +574,16 @@ class _Run:
         self.skipped.append(sk)
         self.rep.bot_skipped(sk)
 
-    def _take(self, pool: PlayerPool, name: str) -> Player:
+    def _take(self, pool: PlayerPool, name: str, seed: int) -> Player:
+        """A player of bot ``name`` for a game of the deal ``seed``: an idle one whose process
+        has not seen that deal, else a new one while the bot has fewer than
+        ``processes_per_bot``, else an idle one (:func:`play_game` restarts it)."""
         free = self.idle.setdefault(name, [])
-        if free:
+        for i in range(len(free) - 1, -1, -1):
+            if not free[i].has_seen(seed):
+                return free.pop(i)
+        owned = sum(1 for p in pool.players if p.name == name)
+        if free and owned >= self.processes_per_bot:
             return free.pop()
         e = self.entrants[name]
         return pool.player(self.specs[name], version=e.manifest.version, content_hash=e.manifest.content_hash)
@@ -618,9 +608,11 @@ class _Run:
             for game, gid in queue:  # a shared iterator: each game goes to one worker
                 if writer.error is not None:
                     return  # the store failed: stop, the error is raised once all have stopped
-                players = [self._take(pool, name) for name in game.seats]
+                players = [self._take(pool, name, game.seed) for name in game.seats]
                 try:
-                    record = await play_game(players, config, game.seed, time_settings=self.s.time, game_id=gid)
+                    record = await play_game(
+                        players, config, game.seed, time_settings=self.s.time, game_id=gid, ids=card_ids(self.key, gid)
+                    )
                 finally:
                     for name, p in zip(game.seats, players, strict=True):
                         self.idle[name].append(p)
