@@ -591,14 +591,20 @@ class Store:
         return found
 
     @_guarded
-    def link_games(self, tournament_id: str, game_ids: Iterable[str]) -> None:
+    def link_games(self, tournament_id: str, game_ids: Iterable[str], set_ids: Mapping[str, str] | None = None) -> None:
         """Count already-played games (from an earlier run, or another tournament with
-        the same settings) in this tournament too."""
+        the same settings) in this tournament too. ``set_ids``: the duplicate set of each
+        game as the schedule has it, put in where the row holds another (a store rebuilt
+        without its deal key could only guess which games shared a deal)."""
         with self._tx():
             self._conn.executemany(
                 "INSERT OR IGNORE INTO tournament_games (tournament_id, game_id) VALUES (?, ?)",
                 [(tournament_id, g) for g in game_ids],
             )
+            if set_ids:
+                self._conn.executemany(
+                    "UPDATE games SET set_id = ?1 WHERE id = ?2 AND set_id != ?1", [(s, g) for g, s in set_ids.items()]
+                )
 
     @_reading
     def seat_names(self, game_ids: Iterable[str]) -> dict[str, list[str]]:

@@ -489,7 +489,8 @@ class _Run:
                 twice = next(g for g in ids if ids.count(g) > 1)
                 raise ArenaError(f"tournament {tid}: the schedule holds game {twice} twice (the same deal and seating)")
             done_ids = await trio.to_thread.run_sync(self.store.completed_ids, ids)
-            await trio.to_thread.run_sync(self.store.link_games, tid, sorted(done_ids))
+            set_of = {gid: g.set_id for g, gid in zip(schedule, ids, strict=True) if gid in done_ids}
+            await trio.to_thread.run_sync(self.store.link_games, tid, sorted(done_ids), set_of)
             todo = [(g, gid) for g, gid in zip(schedule, ids, strict=True) if gid not in done_ids]
             recovered: set[str] = set()
             if self.s.record and todo:
