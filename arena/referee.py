@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import hashlib
 import itertools
+import logging
 import math
 import random
 import time
@@ -92,6 +93,8 @@ from protocol import (
 FAULT_KINDS = ("timeout", "malformed", "protocol", "illegal", "crash")
 MAX_DEBUG_BYTES = 4096  # a bot's debug object is kept in the replay up to this size
 STDERR_TAIL_BYTES = 16 * 1024  # per seat and game, in the replay
+
+log = logging.getLogger(__name__)
 
 
 #: The time budgets of a run (PROTOCOL.md "Time"); one definition, in arena.bots.
@@ -638,8 +641,12 @@ async def play_game(
         await referee.run()
         status, reason = "complete", ""
     except Exception as exc:  # the referee's or the OS's fault: void, blame nobody
-        status = "void"
-        reason = f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_exc(limit=6))
+        # Once the result is decided (a failure while telling the bots game_over), the game
+        # stands: every play is recorded, and a verified replay of it is a complete game.
+        status = "complete" if replay.result is not None else "void"
+        reason = "" if status == "complete" else f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_exc(limit=6))
+        if status == "complete":
+            log.warning("game %s: the referee failed after the result was decided: %s: %s", gid, type(exc).__name__, exc)
         for seat in seats:
             if seat.player is not None:
                 seat.player.needs_restart = True
