@@ -605,6 +605,12 @@ def _check_enterable(name: str, expose: Path, argv: Sequence[str]) -> None:
             )
 
 
+#: Files of ``/proc`` that show the kernel's key rings (every key others may view, and each
+#: user's key counts): not namespaced by bwrap, so they are covered (unreadable) under
+#: ``strict``; the key system calls themselves are refused by the filter.
+_MASKED_PROC = ("/proc/keys", "/proc/key-users")
+
+
 def _strict_argv(
     support: StrictSupport, sandbox: Sandbox, cwd: Path, argv: list[str], *, uid: int | None, seccomp_fd: int,
     env: Mapping[str, str] | None = None,
@@ -627,7 +633,10 @@ def _strict_argv(
         # it (the filter refuses that too; this holds even for a call the filter misses).
         args += ["--unshare-user", "--disable-userns"]
     args += _system_binds()
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(limits.tmp_mb * _MB), "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc"]
+    for masked in _MASKED_PROC:  # kernel state of the whole machine, not of the PID namespace
+        args += ["--ro-bind", "/dev/null", masked]
+    args += ["--dev", "/dev", "--perms", "1777", "--size", str(limits.tmp_mb * _MB), "--tmpfs", "/tmp"]
     made = {Path("/"), Path("/usr"), Path("/tmp"), Path("/proc"), Path("/dev"), Path("/etc")}
     bound = [Path("/usr")]
     extra = [p for p in _package_dirs() if p.exists()]
