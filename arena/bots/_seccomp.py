@@ -29,6 +29,7 @@ refuse the wrong calls). :func:`filter_fd` hands it over as the read end of a pi
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import struct
 import sys
@@ -301,6 +302,9 @@ def filter_fd() -> int:
     try:
         # Far below a pipe's buffer (64 KiB; at least one page): the write cannot block.
         os.write(w, data)
+        if r < 3:  # an arena started with stdin closed: keep clear of the fds the spawn dups onto 0-2
+            r, low = fcntl.fcntl(r, fcntl.F_DUPFD_CLOEXEC, 3), r
+            os.close(low)
     except BaseException:
         os.close(r)
         raise

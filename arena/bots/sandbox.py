@@ -13,8 +13,9 @@ Levels (``--sandbox``):
   its links, the Python installation and the arena's packages, the operator's toolchain
   folders) with the bot's own folder read-only and a private, size-capped ``/tmp`` as the
   only writable place, no view of other bots or of the results, its own PID namespace (so
-  the whole tree dies with it, double-forked grandchildren included), and no
-  capabilities. When the arena runs as root, the bot runs as an unprivileged user id of
+  the whole tree dies with it, double-forked grandchildren included), no
+  capabilities, and a system call filter (:mod:`arena.bots._seccomp`: no kernel key
+  rings, no ptrace, no new namespaces…; see docs/sandbox.md). When the arena runs as root, the bot runs as an unprivileged user id of
   its own (``setpriv``), so that the process-count limit holds; a pids cgroup caps it too
   where there is one.
 
