@@ -67,12 +67,11 @@ PRELUDE = textwrap.dedent(f"""\
     """)
 
 
-def probe_folder(folder: Path, body: str, files: dict[str, str] | None = None) -> Path:
+def probe_folder(folder: Path, body: str) -> Path:
+    """A bot folder whose program is ``body`` after :data:`PRELUDE`."""
     folder.mkdir(parents=True)
     (folder / "bot.toml").write_text(f'name = "{folder.name}"\nrun = ["{{python}}", "probe.py"]\n')
     (folder / "probe.py").write_text(PRELUDE + textwrap.dedent(body))
-    for name, text in (files or {}).items():
-        (folder / name).write_text(text)
     return folder
 
 
@@ -238,7 +237,6 @@ def _play(specs: list[BotSpec], seed: int):  # noqa: ANN202
 
 
 @needs_strict
-@needs_root
 def test_two_colluding_bots_cannot_pass_a_hand_through_the_key_rings_in_a_game_or_to_a_later_one(
     tmp_path: Path,
 ) -> None:
@@ -414,7 +412,8 @@ def test_an_i386_system_call_kills_the_bot(tmp_path: Path) -> None:
     subprocess.run(["cc", "-O0", "-o", str(folder / "bot"), str(folder / "main.c")], check=True, timeout=60)
     (folder / "bot.toml").write_text('name = "i386"\nrun = ["./bot"]\n')
     unfiltered = subprocess.run([str(folder / "bot")], capture_output=True, text=True, timeout=10)
-    assert '"after"' in unfiltered.stdout  # outside the sandbox the call returns
+    if '"after"' not in unfiltered.stdout:
+        pytest.skip("this kernel runs no i386 system calls at all")
     first, message = trio.run(_crash_after_first_line, strict_spec(folder, tmp_path))
     assert json.loads(first) == {"step": "before"}
     assert "through an ABI the strict sandbox's filter does not allow" in message and "SIGSYS" in message, message
