@@ -847,7 +847,7 @@ def open_store(root: Path, *, create: bool = True, check: bool = True) -> Store:
         conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         if check:  # first: nothing is written to a damaged file
             _check_integrity(conn, path)
-        conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn, path)
@@ -858,6 +858,22 @@ def open_store(root: Path, *, create: bool = True, check: bool = True) -> Store:
             raise _database_error(path, exc) from None
         raise
     return Store(root, conn)
+
+
+def _use_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """Put the file in WAL mode (it stays so): a no-op once it is. Changing the mode takes
+    the file for itself and SQLite does not wait for that (no busy handler), so when
+    other processes are making the same new store at that very moment it is tried again."""
+    give_up = time.monotonic() + wait_s
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > give_up:
+                raise
+            time.sleep(0.01)
 
 
 #: At most this many of quick_check's findings are named in the error.
