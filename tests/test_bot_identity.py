@@ -406,3 +406,13 @@ def test_validate_play_and_a_cluster_game_all_run_the_hashed_copy(tmp_path: Path
     record = decode_record(payload)
     assert record.status == "complete" and record.replay.faults == []
     assert (tmp_path / "worker" / "build" / f"wired-{manifest.content_hash}" / COPIED).is_file()
+
+
+def test_a_cache_inside_the_bots_own_folder_is_refused_not_hashed_into_the_bot(tmp_path: Path) -> None:
+    """`arena validate .` from inside a bot's folder: results/build would become part of
+    the bot (another hash, and copies of copies on each run); it is refused, naming why."""
+    bot = observer(tmp_path / "mine", "mine")
+    before = content_hash(bot)
+    with pytest.raises(BotCopyError, match=r"bot mine: its run copy would go into .*mine/results/build, inside the bot's own folder"):
+        prepare_bot(find_bot(bot), bot / "results" / "build")
+    assert content_hash(bot) == before and not (bot / "results").exists()

@@ -414,6 +414,11 @@ def run_copy(manifest: BotManifest, cache_dir: Path) -> Path:
     where = base / "src" if manifest.is_folder else base / "src" / manifest.path.name
     if _copied(base, manifest.content_hash):
         return where
+    if manifest.is_folder and base.is_relative_to(manifest.path):
+        raise BotCopyError(
+            f"bot {manifest.name}: its run copy would go into {base.parent}, inside the bot's own folder "
+            f"{manifest.path}, and change the bot: run the arena from outside that folder"
+        )
     try:
         base.parent.mkdir(parents=True, exist_ok=True)
         temp = Path(tempfile.mkdtemp(prefix=f".{base.name}.", suffix=".tmp", dir=base.parent))
