@@ -156,7 +156,7 @@ def rebuild_position(replay: Replay, seat: int, rnd: int, turn: int, *, name: st
         )
         raise ArenaError(f"{label}: seat {seat} was sent no act at turn {rnd}.{turn}: {why}")
 
-    state = new_game(config, replay.seed)
+    state = new_game(config, replay.seed, ids=replay.ids)
     if [state.kind(c) for c in range(len(replay.cards))] != replay.cards:
         raise ArenaError(f"{label}: the card kinds do not match the deck of seed {replay.seed}")
     # What the referee knew of each seat: where its events start, what was applied for it
@@ -261,7 +261,7 @@ def ask_bot(
             except BotFault as fault:
                 raise ArenaError(f"bot {manifest.name} ({bot_path}): {fault.message}") from None
             names = [s.bot for s in replay.seats]
-            start = game_start_message(config, seat, names, replay.game_id, ts, replay.seed, player.next_id())
+            start = game_start_message(config, seat, names, replay.game_id, ts, replay.seed, player.next_id(), replay.ids)
             try:
                 await player.request(start, Ready, ts.seconds(ts.hello_ms))
             except BotFault as fault:

@@ -370,7 +370,8 @@ async def _referee_slice(players: list[Player], config: GameConfig, seed: int, s
     elapsed = 0.0
     while True:
         start = time.perf_counter()
-        record = await play_game(players, config, seed, time_settings=BENCH_TIME)
+        # A new deal each game: a process is restarted before a deal it has played (fairness).
+        record = await play_game(players, config, seed + 1 + games, time_settings=BENCH_TIME)
         elapsed += time.perf_counter() - start
         games += 1
         cycles += _check(record)

@@ -48,6 +48,7 @@ def bench_sandbox(starts: int = 20, games: int = 20) -> tuple[list[LevelCost], s
     levels = [lv for lv in LEVELS if lv != "strict" or support.ok]
     with tempfile.TemporaryDirectory(prefix="arena-bench-sandbox-") as tmp:
         folder = Path(tmp)
+        folder.chmod(0o755)  # a strict bot runs as a user of its own, who must be able to enter it
         exe = compile_instant_bot(folder)
         base = BotSpec(name="instant", argv=(str(exe),), cwd=folder)
         specs = {

@@ -33,10 +33,15 @@ bench_app = typer.Typer(
 )
 app.add_typer(bench_app, name="bench")
 store_app = typer.Typer(
-    help="The results store (RESULTS/arena.db): rebuild it from the replay files.",
+    help="The results store (RESULTS/arena.db): rebuild it from the replay files, or move its secret deal key.",
     no_args_is_help=True,
 )
 app.add_typer(store_app, name="store")
+store_key_app = typer.Typer(
+    help="The store's secret deal key: every deal, set id and card id of its games is keyed with it.",
+    no_args_is_help=True,
+)
+store_app.add_typer(store_key_app, name="key")
 
 # Piped or redirected output has no terminal width to follow: use a wide one rather
 # than rich's 80 columns, so that tables keep every column and lines stay whole
@@ -242,7 +247,14 @@ def play_command(
             "the word human seats you, playing in this terminal (no time limit)."
         ),
     ],
-    seed: Annotated[int, typer.Option(min=0, help="The game's seed: same seed and bots, same game.")] = 0,
+    seed: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="The game's seed: same seed and bots, same game, with the deal key of the results store in "
+            "results/ (without a store, a fresh key each run: the deal differs).",
+        ),
+    ] = 0,
     variant: Annotated[Variant, typer.Option(help="Rules variant (dummy: 2 players and a dummy seat).")] = Variant.STANDARD,
     replay: Annotated[Path | None, typer.Option(help="Where to write the replay (default: results/play/GAME.json.gz).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print every turn.")] = False,
@@ -273,7 +285,10 @@ def play_command(
     spinner = err.is_terminal and not json_output and not human
     try:
         with err.status("playing…", spinner="dots") if spinner else nullcontext():
-            outcome = play_one(bots, config, seed, ts, replay_path=None, build_cache=results / "build", sandbox=confined)
+            outcome = play_one(
+                bots, config, seed, ts, replay_path=None, build_cache=results / "build", sandbox=confined,
+                key=play_key(results),
+            )
     except KeyboardInterrupt as exc:
         by = f" ({exc})" if str(exc) else ""
         err.print(f"interrupted: the game was not finished and no replay was written; every bot was stopped{by}", highlight=False)
@@ -597,6 +612,51 @@ def _print_rebuild(r) -> None:  # noqa: ANN001 - a RebuildReport
             "(the next run plays them again)",
             highlight=False,
         )
+
+# -- arena store key ---------------------------------------------------------------------
+
+
+@store_key_app.command("export")
+def store_key_export_command(
+    results: Annotated[Path, typer.Argument(help="The results folder.")] = Path("results"),
+) -> None:
+    """Print the store's deal key (64 hex digits). Keep it secret: whoever has it can compute every
+    deal of the store's games. `arena store key import` puts it into a fresh results folder, whose
+    runs then play the very same games with the same --seed."""
+    from arena.store import open_store
+
+    with open_store(results, create=False) as store:
+        key = store.deal_key()
+    print(key.hex())
+
+
+@store_key_app.command("import")
+def store_key_import_command(
+    key: Annotated[str, typer.Argument(help="A deal key, as `arena store key export` printed it.")],
+    results: Annotated[Path, typer.Argument(help="The results folder (made if missing).")] = Path("results"),
+) -> None:
+    """Make KEY the deal key of the store in RESULTS: only a store with no games yet (or a new one)."""
+    from arena.store import open_store, parse_deal_key
+
+    parse_deal_key(key, "the key to import")  # checked before any folder is made
+    with open_store(results) as store:
+        store.import_deal_key(key)
+    err.print(f"deal key imported into {escape(str(store.path))}", highlight=False)
+
+
+def play_key(results: Path) -> bytes:
+    """The deal key of a single game (`arena play`): the store's in ``results`` if there is
+    one (made now if it has none yet), so that the same seed replays the same game next to
+    it; else a fresh random one."""
+    import secrets
+
+    from arena.store import DB_NAME, open_store, read_deal_key
+
+    key = read_deal_key(results)
+    if key is None and (results / DB_NAME).is_file():
+        with open_store(results, create=False) as store:
+            key = store.deal_key()
+    return key or secrets.token_bytes(32)
 
 
 @app.command("schema")

@@ -43,6 +43,7 @@ from arena.engine import RULES_VERSION, GameConfig, Variant, new_game
 from arena.errors import ArenaError
 from arena.referee import FAULT_KINDS, GameRecord, time_dict
 from arena.replay import Replay, SeatInfo
+from arena.schedule import card_ids
 from arena.worker_game import decode_record
 
 if TYPE_CHECKING:
@@ -390,7 +391,10 @@ class _Session:
 
         def submit(item: _Pending) -> None:
             names = list(dict.fromkeys(item.game.seats))
-            job = {**base_job, "game_id": item.gid, "seed": item.game.seed, "seats": list(item.game.seats), "bundles": names}
+            job = {
+                **base_job, "game_id": item.gid, "seed": item.game.seed, "ids": card_ids(run.key, item.gid),
+                "seats": list(item.game.seats), "bundles": names,
+            }
             future = client.submit(
                 run_game, job, *[bundles[n] for n in names],
                 key=f"arena-game-{item.gid}-{self.token}-{len(item.failures) + 1}", resources=resources, pure=False,
@@ -490,7 +494,8 @@ class _Session:
         the reasons are kept, and the next run plays it again."""
         run, config = self.run_, self.config
         reason = f"failed {len(item.failures)} time(s) on the cluster: " + " | ".join(item.failures)
-        state = new_game(config, item.game.seed)
+        ids = card_ids(run.key, item.gid)
+        state = new_game(config, item.game.seed, ids=ids)
         entrants = [run.entrants[name] for name in item.game.seats]
         seats = [
             SeatInfo(seat=i, bot=e.name, version=e.manifest.version, hash=e.manifest.content_hash)
@@ -502,6 +507,7 @@ class _Session:
             arena_version=__version__,
             game_id=item.gid,
             seed=item.game.seed,
+            ids=ids,
             players=config.seats,
             variant=config.variant.value,
             config={"players": config.players, "variant": config.variant.value},

@@ -123,6 +123,7 @@ def run_game(job: dict[str, Any], *bundles: bytes) -> bytes:
     game = GameJob(
         game_id=job["game_id"],
         seed=job["seed"],
+        ids=job.get("ids"),
         players=job["players"],
         variant=job["variant"],
         time=job["time"],

@@ -20,6 +20,7 @@ from arena.errors import ArenaError
 from arena.human import HUMAN, find_terminal, human_spec
 from arena.referee import GameRecord, TimeSettings, open_pool, play_game
 from arena.replay import write_replay
+from arena.schedule import keyed_digest
 
 T = TypeVar("T")
 
@@ -86,6 +87,16 @@ class _Seat:
     untimed: bool = False
 
 
+def keyed_game(key: bytes, seed: int, config: GameConfig) -> tuple[int, int]:
+    """The deal seed and the card labelling (:func:`arena.referee.play_game`'s ``seed`` and
+    ``ids``) of the single game ``seed`` of ``config`` under the deal key ``key``: the same
+    key and seed give the same game, and without the key no bot can tell its deal."""
+    parts = (seed, config.players, config.variant.value)
+    deal = int.from_bytes(keyed_digest(key, "play", *parts)[:8], "big") >> 1
+    ids = int.from_bytes(keyed_digest(key, "play-ids", *parts)[:8], "big") >> 1
+    return deal, ids
+
+
 def play_one(
     bots: Sequence[str | Path],
     config: GameConfig,
@@ -95,8 +106,13 @@ def play_one(
     replay_path: Path | None,
     build_cache: Path,
     sandbox: SandboxSettings | None = None,
+    key: bytes | None = None,
 ) -> PlayOutcome:
     """Build (if needed) and start the bots, play one game, write its replay.
+
+    With a deal ``key`` (the CLI passes the results store's, or a fresh random one), the
+    game's deal and card ids are keyed hashes of ``seed`` (:func:`keyed_game`); without one,
+    ``seed`` is the deal seed itself, as :func:`arena.referee.play_game` takes it.
 
     A BOT given as the string ``"human"`` seats the person at this terminal, with no
     time limit; there can be one such seat, and there must be a terminal (else
@@ -107,6 +123,7 @@ def play_one(
         raise ArenaError("only one human seat per game: every seat would show its hand on the same terminal")
     if len(bots) != config.players:
         raise ArenaError(f"{len(bots)} bots given for a {config.players}-player game")
+    deal, ids = keyed_game(key, seed, config) if key is not None else (seed, None)
     terminal = find_terminal() if humans else ""
     manifests = load_bots([Path(b) for b in bots if not is_human(b)])
     seats: list[_Seat] = []
@@ -126,7 +143,7 @@ def play_one(
             players = [
                 pool.player(s.spec, version=s.version, content_hash=s.content_hash, untimed=s.untimed) for s in seats
             ]
-            return await play_game(players, config, seed, time_settings=time_settings)
+            return await play_game(players, config, deal, time_settings=time_settings, ids=ids)
 
     record = run_interruptible(game)
     if replay_path is not None:

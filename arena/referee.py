@@ -1,11 +1,11 @@
 """The referee: the only place where the engine and bot processes meet.
 
 :func:`play_game` runs one game among :class:`Player`\\ s (bot processes speaking
-protocol v1, reused across games): ``game_start`` to every seat, then each turn
-every deciding seat's ``act`` written and all replies awaited in parallel, each
-against its own deadline; faults become seeded random legal fallbacks, strikes
-and autopilot as protocol/PROTOCOL.md says; and everything is recorded in a
-:class:`~arena.replay.Replay`. A failure of the referee or the OS (not of a bot)
+protocol v1, reused across games, but never for two games of one deal):
+``game_start`` to every seat, then each turn every deciding seat's ``act`` written
+and all replies awaited in parallel, each against its own deadline; faults become
+seeded random legal fallbacks, strikes and autopilot as protocol/PROTOCOL.md says;
+and everything is recorded in a :class:`~arena.replay.Replay`. A failure of the referee or the OS (not of a bot)
 voids the game instead of blaming anyone.
 """
 
@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import hashlib
 import itertools
+import logging
 import math
 import random
 import time
@@ -92,6 +93,8 @@ from protocol import (
 FAULT_KINDS = ("timeout", "malformed", "protocol", "illegal", "crash")
 MAX_DEBUG_BYTES = 4096  # a bot's debug object is kept in the replay up to this size
 STDERR_TAIL_BYTES = 16 * 1024  # per seat and game, in the replay
+
+log = logging.getLogger(__name__)
 
 
 #: The time budgets of a run (PROTOCOL.md "Time"); one definition, in arena.bots.
@@ -229,6 +232,7 @@ class Player:
         self.hello: HelloReply | None = None
         self.needs_restart = False
         self.starts = 0
+        self.deals: set[int] = set()  # the deal seeds this process has played (or seen dealt)
         self._proc: Any = None
         self._release: trio.Event | None = None  # set to end the process's task
         self._ended: trio.Event | None = None  # set when that task has cleaned up
@@ -238,6 +242,11 @@ class Player:
     @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.alive and not self._proc.broken
+
+    def has_seen(self, seed: int) -> bool:
+        """Whether this bot's current process has played (or been dealt) the deal of ``seed``:
+        it must not play it again (a duplicate set replays one deal), see :func:`play_game`."""
+        return self.running and seed in self.deals
 
     @property
     def started(self) -> bool:
@@ -259,6 +268,7 @@ class Player:
         self._release, self._ended = release, ended
         self._next_id = 1
         self.starts += 1
+        self.deals = set()  # a fresh process (and, sandboxed, fresh writable storage) has seen no deal
         hello = Hello(
             id=self._take_id(),
             protocol=PROTOCOL_NAME,
@@ -520,10 +530,13 @@ def fallback_play(state: GameState, seat: int, game_seed: int) -> tuple[int, ...
     return legal[rng.randrange(len(legal))]
 
 
-def bot_seed(game_seed: int, seat: int) -> int:
-    """The seed given to a bot in game_start: derived from the game's seed and its seat."""
-    key = f"bot:{game_seed}:{seat}".encode()
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
+def bot_seed(game_seed: int, seat: int, ids: int | None = None) -> int:
+    """The seed given to a bot in game_start: a hash of the game's secrets (its seed and
+    its card labelling ``ids``, both keyed with the store's deal key in a tournament) and
+    the seat. It reveals nothing of the deal (no bot can invert it), and differs between
+    the games of a duplicate set (their ``ids`` differ)."""
+    key = f"bot:{game_seed}:{seat}" if ids is None else f"bot:{game_seed}:{ids}:{seat}"
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") >> 1
 
 
 def game_start_message(
@@ -534,8 +547,10 @@ def game_start_message(
     time_settings: TimeSettings,
     game_seed: int,
     request_id: int,
+    ids: int | None = None,
 ) -> GameStart:
-    """The ``game_start`` a seat receives (also used to put a recorded position to a bot)."""
+    """The ``game_start`` a seat receives (also used to put a recorded position to a bot);
+    ``ids`` is the game's card labelling (see :func:`play_game`)."""
     ts = time_settings
     return GameStart(
         id=request_id,
@@ -546,7 +561,7 @@ def game_start_message(
         names=names,
         rules=game_rules(config),
         time=TimeControl(turn_ms=ts.scaled_ms(ts.turn_ms), bank_ms=ts.scaled_ms(ts.bank_ms)),
-        seed=bot_seed(game_seed, seat),
+        seed=bot_seed(game_seed, seat, ids),
     )
 
 
@@ -578,24 +593,39 @@ async def play_game(
     time_settings: TimeSettings = DEFAULT_TIME,
     game_id: str | None = None,
     max_strikes: int = 3,
+    ids: int | None = None,
 ) -> GameRecord:
     """Play one game; ``players[i]`` sits at seat i. Never raises for a bot's misdeeds:
-    they are faults in the record. A referee or OS failure returns a void record."""
+    they are faults in the record. A referee or OS failure returns a void record.
+
+    ``seed`` fixes the deal; ``ids`` (see :func:`arena.engine.new_game`) relabels its card
+    ids, and goes into every bot's ``game_start`` seed. Both are the game's secrets: a
+    tournament derives them from its store's deal key (the twin games of a duplicate set
+    share ``seed`` and differ in ``ids``), so that no bot can compute or confirm them.
+
+    A bot process never plays two games of one deal: a player whose current process has
+    played (or was dealt) ``seed`` before is restarted first, so that it starts the game
+    remembering nothing of it (a fresh process, and under ``--sandbox strict`` a fresh
+    ``/tmp``)."""
     if len(players) != config.players:
         raise ValueError(f"{config.players} players needed, {len(players)} given")
     if len({id(p) for p in players}) != len(players):
         raise ValueError("one process never plays two seats: give each seat its own Player")
     gid = game_id or default_game_id(config, seed, players, time_settings)
+    for p in players:
+        if p.has_seen(seed):
+            p.needs_restart = True
     started = time.time()
     t0 = trio.current_time()
     seats = [_Seat(i, p, p.timeout_s(time_settings, time_settings.bank_ms)) for i, p in enumerate(players)]
     if config.variant is Variant.DUMMY:
         seats.append(_Seat(2, None, 0.0))
-    state = new_game(config, seed)
+    state = new_game(config, seed, ids=ids)
     replay = Replay(
         arena_version=__version__,
         game_id=gid,
         seed=seed,
+        ids=ids,
         players=config.seats,
         variant=config.variant.value,
         config={"players": config.players, "variant": config.variant.value},
@@ -604,15 +634,19 @@ async def play_game(
         + ([SeatInfo(seat=2, bot="dummy")] if config.variant is Variant.DUMMY else []),
         cards=[KINDS[k] for k in state.kind_of],
     )
-    referee = _Referee(state, seats, config, seed, gid, time_settings, max_strikes, replay)
+    referee = _Referee(state, seats, config, seed, gid, time_settings, max_strikes, replay, ids)
     for p in players:
         p.begin_game()
     try:
         await referee.run()
         status, reason = "complete", ""
     except Exception as exc:  # the referee's or the OS's fault: void, blame nobody
-        status = "void"
-        reason = f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_exc(limit=6))
+        # Once the result is decided (a failure while telling the bots game_over), the game
+        # stands: every play is recorded, and a verified replay of it is a complete game.
+        status = "complete" if replay.result is not None else "void"
+        reason = "" if status == "complete" else f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_exc(limit=6))
+        if status == "complete":
+            log.warning("game %s: the referee failed after the result was decided: %s: %s", gid, type(exc).__name__, exc)
         for seat in seats:
             if seat.player is not None:
                 seat.player.needs_restart = True
@@ -656,8 +690,10 @@ class _Referee:
         time_settings: TimeSettings,
         max_strikes: int,
         replay: Replay,
+        ids: int | None = None,
     ) -> None:
         self.state = state
+        self.ids = ids
         self.seats = seats
         self.config = config
         self.seed = seed
@@ -725,6 +761,9 @@ class _Referee:
                 async with trio.open_nursery() as nursery:
                     for seat in cold:
                         nursery.start_soon(self.start_seat, seat)
+        for seat in seats:  # from here on, each of these processes has seen this deal
+            if seat.player.running:  # type: ignore[union-attr]
+                seat.player.deals.add(self.seed)  # type: ignore[union-attr]
         asking = [s for s in seats if not s.autopilot]
         for seat in asking:
             player = seat.player
@@ -756,7 +795,9 @@ class _Referee:
         assert seat.player is not None
         names = [s.bot for s in self.replay.seats]
         return encode_line(
-            game_start_message(self.config, seat.index, names, self.game_id, self.ts, self.seed, seat.player.next_id())
+            game_start_message(
+                self.config, seat.index, names, self.game_id, self.ts, self.seed, seat.player.next_id(), self.ids
+            )
         )
 
     def banks_ms(self) -> list[int]:

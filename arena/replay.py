@@ -177,6 +177,7 @@ class Replay(msgspec.Struct, kw_only=True):
     arena_version: Name = ""
     game_id: Name  # a plain name (read_replay checks it): it names the replay's file
     seed: Annotated[int, Meta(ge=0, le=2**63 - 1)]
+    ids: Annotated[int, Meta(ge=0, le=2**63 - 1)] | None = None  # the card ids' labelling (new_game's ids); None: the ids of the seed
     players: Annotated[int, Meta(ge=2, le=MAX_SEATS)]  # seats at the table (the dummy included, as the last seat)
     variant: Name
     config: Annotated[dict[Name, Any], Meta(max_length=16)]  # GameConfig: players (bots) and variant
@@ -532,7 +533,7 @@ def verify_replay(replay: Replay, *, name: str = "", max_strikes: int = MAX_STRI
     config = _config_of(replay, label)
     seats, players = config.seats, config.players
     _check_seats(replay, label, config)
-    state = new_game(config, replay.seed)
+    state = new_game(config, replay.seed, ids=replay.ids)
     kinds = [state.kind(c) for c in range(len(replay.cards))]
     if len(kinds) != DECK_SIZE or kinds != replay.cards:
         raise ReplayError(f"{label}: the card kinds do not match the deck of seed {replay.seed}")

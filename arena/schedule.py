@@ -8,14 +8,18 @@ deal played at a table under several seatings — every rotation of the seats (`
 ``players`` games) or every permutation (``"all"``, ``players!`` games) — so that card luck and
 seat effects cancel within the set. A table is played as ``deals`` duplicate sets.
 
-The deal seed and the set id of a table's ``d``-th deal are hashed from the tournament seed, the
-table's bot names and ``d`` only. Adding a bot therefore leaves every existing table's games
-unchanged, which lets a results store reuse them: a later run plays only the new bot's games.
+The deal seed and the set id of a table's ``d``-th deal are keyed hashes (HMAC-SHA256) of the
+tournament seed, the table's bot names and ``d`` only, under a secret ``key`` (the results
+store's deal key, :meth:`arena.store.Store.deal_key`). Adding a bot therefore leaves every
+existing table's games unchanged, which lets a results store reuse them: a later run plays only
+the new bot's games. The key is what keeps the deals secret: a bot that knows this code, the
+names and the seed still cannot compute a deal without it (the seed is small and guessable).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import itertools
 import json
 import math
@@ -30,11 +34,17 @@ __all__ = [
     "SEATINGS",
     "ScheduleError",
     "ScheduledGame",
+    "card_ids",
+    "check_key",
     "deal_seed",
     "iter_schedule",
+    "keyed_digest",
     "make_schedule",
     "set_id",
 ]
+
+#: The fewest bytes of a deal key (the store makes 32 random ones).
+MIN_KEY_BYTES = 16
 
 SEATINGS = ("rotations", "all")
 MIN_PLAYERS, MAX_PLAYERS = 2, 5
@@ -49,7 +59,7 @@ class ScheduledGame:
     """One game to play.
 
     ``set_id`` names the duplicate set (one deal under several seatings): unique within a
-    schedule, and the same in every schedule with the same tournament seed, table and deal.
+    schedule, and the same in every schedule with the same key, tournament seed, table and deal.
     ``seed`` is the deal's 63-bit seed, shared by every game of the set. ``seats`` gives the bot
     per seat; within a set the seatings come in a fixed order, the first one first.
     """
@@ -61,37 +71,54 @@ class ScheduledGame:
     seats: tuple[str, ...]
 
 
-def _digest(*parts: object) -> bytes:
-    # JSON of a list is an unambiguous encoding of names that may hold any character.
+def keyed_digest(key: bytes, *parts: object) -> bytes:
+    """HMAC-SHA256 under ``key`` of ``parts`` (JSON-encoded), truncated to 16 bytes.
+
+    JSON of a list is an unambiguous encoding of names that may hold any character.
+    """
     data = json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return hmac.new(key, data, hashlib.sha256).digest()[:16]
 
 
-def deal_seed(seed: int, table: Sequence[str], deal: int) -> int:
+def check_key(key: object) -> bytes:
+    """``key`` if it is a usable deal key (bytes, at least :data:`MIN_KEY_BYTES` long)."""
+    if not isinstance(key, bytes) or len(key) < MIN_KEY_BYTES:
+        raise ScheduleError(f"the deal key must be at least {MIN_KEY_BYTES} bytes, got {type(key).__name__}")
+    return key
+
+
+def deal_seed(key: bytes, seed: int, table: Sequence[str], deal: int) -> int:
     """The 63-bit seed of ``table``'s ``deal``-th deal in a tournament seeded with ``seed``."""
-    return int.from_bytes(_digest("deal", seed, sorted(table), deal)[:8], "big") >> 1
+    return int.from_bytes(keyed_digest(key, "deal", seed, sorted(table), deal)[:8], "big") >> 1
 
 
-def set_id(seed: int, table: Sequence[str], deal: int) -> str:
+def set_id(key: bytes, seed: int, table: Sequence[str], deal: int) -> str:
     """The id of ``table``'s ``deal``-th duplicate set: 16 hex digits."""
-    return _digest("set", seed, sorted(table), deal)[:8].hex()
+    return keyed_digest(key, "set", seed, sorted(table), deal)[:8].hex()
 
 
-def _seatings(table: tuple[str, ...], seed: int, seatings: str) -> list[tuple[str, ...]]:
+def card_ids(key: bytes, game_id: str) -> int:
+    """The card labelling (``new_game``'s ``ids``) of the game ``game_id``: 63 bits keyed
+    with ``key``, so that the games of one duplicate set (one deal, different game ids)
+    show the same cards under unrelated ids, and no bot can compute them."""
+    return int.from_bytes(keyed_digest(key, "ids", game_id)[:8], "big") >> 1
+
+
+def _seatings(table: tuple[str, ...], key: bytes, seed: int, seatings: str) -> list[tuple[str, ...]]:
     # The cyclic order of the first seating comes from the deal seed rather than the names, so
     # that no bot always sits just after another one (passing direction matters) across tables.
-    base = sorted(table, key=lambda bot: _digest("seat", seed, bot))
+    base = sorted(table, key=lambda bot: keyed_digest(key, "seat", seed, bot))
     if seatings == "all":
         return list(itertools.permutations(base))
     return [tuple(base[i:] + base[:i]) for i in range(len(base))]
 
 
 def _set_games(
-    table: tuple[str, ...], deal: int, seed: int, seatings: str
+    table: tuple[str, ...], deal: int, key: bytes, seed: int, seatings: str
 ) -> Iterator[ScheduledGame]:
-    ds = deal_seed(seed, table, deal)
-    sid = set_id(seed, table, deal)
-    for seats in _seatings(table, ds, seatings):
+    ds = deal_seed(key, seed, table, deal)
+    sid = set_id(key, seed, table, deal)
+    for seats in _seatings(table, key, ds, seatings):
         yield ScheduledGame(set_id=sid, table=table, deal=deal, seed=ds, seats=seats)
 
 
@@ -149,12 +176,14 @@ def iter_schedule(
     games: int | None = None,
     seed: int = 0,
     gauntlet: str | None = None,
+    key: bytes,
 ) -> Iterator[ScheduledGame]:
     """The games of :func:`make_schedule`, one at a time (arguments are checked at once).
 
     Only the list of tables (or of chosen sets, when capped) is held in memory, not the games.
     """
     names = _check(bots, players, deals, seatings, games, gauntlet)
+    check_key(key)
     per_set = games_per_set(players, seatings)
     if gauntlet is None:
         tables = math.comb(len(names), players)
@@ -168,12 +197,12 @@ def iter_schedule(
                 f"games={games} is fewer than one duplicate set ({per_set} games with "
                 f"players={players} and seatings={seatings!r})"
             )
-        return _capped(names, players, deals, seatings, wanted, seed, gauntlet)
-    return _full(names, players, deals, seatings, seed, gauntlet)
+        return _capped(names, players, deals, seatings, wanted, key, seed, gauntlet)
+    return _full(names, players, deals, seatings, key, seed, gauntlet)
 
 
 def _full(
-    names: list[str], players: int, deals: int, seatings: str, seed: int, gauntlet: str | None
+    names: list[str], players: int, deals: int, seatings: str, key: bytes, seed: int, gauntlet: str | None
 ) -> Iterator[ScheduledGame]:
     if gauntlet is None:
         tables = list(itertools.combinations(names, players))
@@ -186,8 +215,8 @@ def _full(
         # Round d plays every table's d-th deal, tables in an order shuffled by their deal seeds,
         # so a run cut short has played a fair sample; the order of two tables never depends on
         # the other bots, so a ladder's old tables keep theirs.
-        for table in sorted(tables, key=lambda t: (deal_seed(seed, t, deal), t)):
-            yield from _set_games(table, deal, seed, seatings)
+        for table in sorted(tables, key=lambda t: (deal_seed(key, seed, t, deal), t)):
+            yield from _set_games(table, deal, key, seed, seatings)
 
 
 def _capped(
@@ -196,15 +225,16 @@ def _capped(
     deals: int,
     seatings: str,
     wanted: int,
+    key: bytes,
     seed: int,
     gauntlet: str | None,
 ) -> Iterator[ScheduledGame]:
-    for table, deal in _balanced_sets(names, players, deals, wanted, seed, gauntlet):
-        yield from _set_games(table, deal, seed, seatings)
+    for table, deal in _balanced_sets(names, players, deals, wanted, key, seed, gauntlet):
+        yield from _set_games(table, deal, key, seed, seatings)
 
 
 def _balanced_sets(
-    names: list[str], players: int, deals: int, wanted: int, seed: int, gauntlet: str | None
+    names: list[str], players: int, deals: int, wanted: int, key: bytes, seed: int, gauntlet: str | None
 ) -> list[tuple[tuple[str, ...], int]]:
     """Choose ``wanted`` (table, deal) duplicate sets so that pairs meet about equally often.
 
@@ -217,7 +247,7 @@ def _balanced_sets(
     result is itself about balanced, so the order is also the playing order.
     """
     rng = random.Random(
-        int.from_bytes(_digest("capped", seed, names, players, gauntlet)[:8], "big")
+        int.from_bytes(keyed_digest(key, "capped", seed, names, players, gauntlet)[:8], "big")
     )
     index = {n: i for i, n in enumerate(names)}
     n = len(names)
@@ -301,6 +331,7 @@ def make_schedule(
     games: int | None = None,
     seed: int = 0,
     gauntlet: str | None = None,
+    key: bytes,
 ) -> list[ScheduledGame]:
     """Every game of a tournament among ``bots``, in the order to play them.
 
@@ -319,7 +350,10 @@ def make_schedule(
       tables shuffled by deal seed; capped, sets come in the order the design chose them. Either
       way a run cut short has played a fair sample.
 
-    Raises :class:`ScheduleError` (a ``ValueError``) for duplicate or empty names, ``players``
+    ``key`` is the secret every derivation is keyed with (see the module's docstring): the
+    same key and arguments give the same schedule; without the key nobody can tell its deals.
+
+    Raises :class:`ScheduleError` (a ``ValueError``) for a key shorter than 16 bytes, duplicate or empty names, ``players``
     outside 2..5 or above the number of bots, ``deals < 1``, an unknown ``seatings``, a cap below
     one set, or a gauntlet bot that is not among the bots.
     """
@@ -332,5 +366,6 @@ def make_schedule(
             games=games,
             seed=seed,
             gauntlet=gauntlet,
+            key=key,
         )
     )

@@ -32,6 +32,7 @@ import fcntl
 import functools
 import json
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -590,14 +591,20 @@ class Store:
         return found
 
     @_guarded
-    def link_games(self, tournament_id: str, game_ids: Iterable[str]) -> None:
+    def link_games(self, tournament_id: str, game_ids: Iterable[str], set_ids: Mapping[str, str] | None = None) -> None:
         """Count already-played games (from an earlier run, or another tournament with
-        the same settings) in this tournament too."""
+        the same settings) in this tournament too. ``set_ids``: the duplicate set of each
+        game as the schedule has it, put in where the row holds another (a store rebuilt
+        without its deal key could only guess which games shared a deal)."""
         with self._tx():
             self._conn.executemany(
                 "INSERT OR IGNORE INTO tournament_games (tournament_id, game_id) VALUES (?, ?)",
                 [(tournament_id, g) for g in game_ids],
             )
+            if set_ids:
+                self._conn.executemany(
+                    "UPDATE games SET set_id = ?1 WHERE id = ?2 AND set_id != ?1", [(s, g) for g, s in set_ids.items()]
+                )
 
     @_reading
     def seat_names(self, game_ids: Iterable[str]) -> dict[str, list[str]]:
@@ -737,6 +744,40 @@ class Store:
             (tournament_id,),
         ).fetchone()[0]
 
+    # -- the deal key -------------------------------------------------------------------
+
+    def deal_key(self) -> bytes:
+        """The store's secret deal key (32 random bytes), made on first use and kept in the
+        ``meta`` table: every deal seed, set id, card labelling and bot seed of the games
+        recorded here is keyed with it, so that no bot can compute a deal from the
+        tournament's seed. The same store and seed give the same games."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'deal_key'").fetchone()
+        if row is None:
+            with self._tx():  # another process may make it at the same time: the first one wins
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('deal_key', ?)", (secrets.token_hex(DEAL_KEY_BYTES),)
+                )
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'deal_key'").fetchone()
+        return parse_deal_key(row[0], f"{self.path}: meta deal_key")
+
+    def import_deal_key(self, key_hex: str) -> bytes:
+        """Make ``key_hex`` (what ``arena store key export`` printed) this store's deal key,
+        so that its runs play the very games of the store it was exported from. Only into a
+        store that holds no game yet (the games already here were dealt with its own key),
+        or one that has no key of its own: a store rebuilt from its replays after the old
+        one's key was lost, whose games come back to their tournament with the key."""
+        key = parse_deal_key(key_hex, "the key to import")
+        with self._tx():
+            games = self._conn.execute("SELECT count(*) FROM games").fetchone()[0]
+            own = self._conn.execute("SELECT value FROM meta WHERE key = 'deal_key'").fetchone()
+            if games and own is not None and own[0] != key.hex():
+                raise StoreError(
+                    f"{self.path}: holds {games} game(s) dealt with its own key; a key can be imported only into a "
+                    "results folder with no games yet (a fresh one)"
+                )
+            self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('deal_key', ?)", (key.hex(),))
+        return key
+
     def close(self) -> None:
         self._conn.close()
 
@@ -745,6 +786,34 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+DEAL_KEY_BYTES = 32
+
+
+def parse_deal_key(text: str, what: str) -> bytes:
+    """A deal key from its 64 hex digits; :class:`StoreError` naming ``what`` otherwise."""
+    value = text.strip().lower() if isinstance(text, str) else ""
+    if len(value) != 2 * DEAL_KEY_BYTES or any(c not in "0123456789abcdef" for c in value):
+        raise StoreError(f"{what}: a deal key is {2 * DEAL_KEY_BYTES} hex digits (as `arena store key export` prints)")
+    return bytes.fromhex(value)
+
+
+def read_deal_key(root: Path) -> bytes | None:
+    """The deal key of the store in folder ``root`` if there is one, read without changing
+    anything (None: no store there, or it has no key yet)."""
+    path = root / DB_NAME
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'deal_key'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: cannot read its deal key: {exc}") from None
+    return None if row is None else parse_deal_key(row[0], f"{path}: meta deal_key")
 
 
 def open_store(root: Path, *, create: bool = True, check: bool = True) -> Store:

@@ -35,6 +35,7 @@ from arena.store import (
     StoreError,
     TournamentRow,
     open_store,
+    parse_deal_key,
     replay_relpath,
     results_lock,
 )
@@ -208,6 +209,10 @@ def _build(
         kept = {k: v for _, k, v in salvage["meta"] if isinstance(k, str) and isinstance(v, str)}
         store.restore_meta(kept)
         report.kept_meta = sorted(set(kept) & set(store.meta_items()))
+        try:
+            deal_key: bytes | None = parse_deal_key(kept["deal_key"], "deal_key") if "deal_key" in kept else None
+        except StoreError:
+            deal_key = None
         bot_rows: dict[tuple[str, str], BotRow] = {}
 
         def bot(name: str, version: str, content_hash: str) -> BotRow:
@@ -238,7 +243,7 @@ def _build(
             rowid, set_id, finished, duration = old_games.get(replay.game_id, (None, None, None, None))
             seats = replay.seats[: record.config.players]  # (not the dummy's)
             if not set_id:
-                set_id, guessed = _set_of(replay.seed, [s.bot for s in seats], tournaments)
+                set_id, guessed = _set_of(deal_key, replay.seed, [s.bot for s in seats], tournaments)
                 report.guessed_sets += guessed
             if duration is not None:
                 record.duration_s = float(duration)
@@ -288,18 +293,20 @@ def _json_object(text: Any) -> dict[str, Any]:
     return value
 
 
-def _set_of(deal: int, names: list[str], tournaments: list[TournamentRow]) -> tuple[str, int]:
+def _set_of(
+    key: bytes | None, deal: int, names: list[str], tournaments: list[TournamentRow]
+) -> tuple[str, int]:
     """The duplicate set of a game whose row is lost: the set of the tournament whose
-    seed and deals give its deal to its table (exact); else one named after the deal
-    and the table, which groups the same games (1: guessed)."""
+    seed and deals give its deal to its table under the store's deal ``key`` (exact);
+    else one named after the deal and the table, which groups the same games (1: guessed)."""
     from arena.schedule import deal_seed, set_id
 
-    for t in tournaments:
+    for t in tournaments if key is not None else ():
         seed, deals = t.config.get("seed"), t.config.get("deals")
         if isinstance(seed, int) and isinstance(deals, int):
             for d in range(min(deals, 10_000)):
-                if deal_seed(seed, names, d) == deal:
-                    return set_id(seed, names, d), 0
+                if deal_seed(key, seed, names, d) == deal:
+                    return set_id(key, seed, names, d), 0
     key = f"rebuilt|{deal}|{'|'.join(sorted(names))}".encode()
     return hashlib.blake2b(key, digest_size=8).hexdigest(), 1
 

@@ -12,7 +12,8 @@ What a run does, in order:
    the store, from this run killed half-way or from any earlier run, is never played
    again, and two seatings are two games even of bots with identical files;
 3. records from its replay file any game a killed run wrote but did not commit, then
-   plays the missing games, ``jobs`` at a time, reusing bot processes across games;
+   plays the missing games, ``jobs`` at a time, reusing bot processes across games but
+   never within a duplicate set (each bot keeps one process per game of a set);
    each finished game is handed to the one writer, a process of its own
    (:mod:`arena.store_writer`): replay file first, then the database rows;
 4. on Ctrl-C (SIGINT) or SIGTERM: the games in flight are abandoned (not recorded),
@@ -37,7 +38,6 @@ import os
 import signal
 import time
 import tomllib
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -47,7 +47,7 @@ import trio
 
 from arena.bots import BotError
 from arena.bots.manifest import BotManifest, discover_bots, prepare_bot
-from arena.bots.sandbox import Level, Limits, SandboxSettings, resolve_level
+from arena.bots.sandbox import Level, Limits, SandboxSettings, build_in_thread, resolve_level
 from arena.engine import RULES_VERSION, GameConfig, Variant
 from arena.errors import ArenaError
 from arena.referee import (
@@ -63,7 +63,7 @@ from arena.referee import (
     time_dict,
 )
 from arena.replay import ReplayError, check_recorded_game, encode_replay, read_replay, verify_replay
-from arena.schedule import ScheduledGame, make_schedule
+from arena.schedule import ScheduledGame, card_ids, games_per_set, make_schedule
 from arena.store import (
     BotRow,
     NewGame,
@@ -173,6 +173,8 @@ _CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
     "anchor": str,
     "sandbox": str,
     "limits": dict,
+    "toolchains": list,
+    "build_timeout_s": (int, float),
     "cluster": str,
 }
 
@@ -200,9 +202,17 @@ def load_config(path: Path) -> dict[str, Any]:
         if isinstance(value, bool) and want is not bool or not isinstance(value, want):
             names = " or ".join(t.__name__ for t in (want if isinstance(want, tuple) else (want,)))
             raise ArenaError(f"{path}: setting {key!r} must be {names}, not {type(value).__name__} ({value!r})")
+        if norm == "limits" and isinstance(value, dict) and "build_timeout_s" in value:
+            # The cap on a bot's build time may also sit with the other caps.
+            value = dict(value)
+            cap = value.pop("build_timeout_s")
+            _check_config_value(path, "limits.build_timeout_s", "build_timeout_s", cap)
+            out["build_timeout_s"] = cap
         _check_config_value(path, key, norm, value)
         if norm in ("bots", "results"):
             value = str((path.parent / value).resolve()) if not Path(value).is_absolute() else value
+        if norm == "toolchains":
+            value = [str((path.parent / v).resolve()) for v in value]
         out[norm] = value
     return out
 
@@ -224,6 +234,12 @@ def _check_config_value(path: Path, key: str, norm: str, value: Any) -> None:
     where = f"{path}: {key}"
     if norm in _CONFIG_CHOICES and value not in _CONFIG_CHOICES[norm]:
         raise ArenaError(f"{where} must be one of {', '.join(_CONFIG_CHOICES[norm])}, not {value!r}")
+    if norm == "toolchains":
+        for v in value:
+            if not isinstance(v, str) or not (path.parent / v).is_dir():
+                raise ArenaError(f"{where} must list the folders of toolchains to show every bot, and {v!r} is not a folder")
+    if norm == "build_timeout_s" and (isinstance(value, bool) or not (isinstance(value, int | float) and 0 < value < math.inf)):
+        raise ArenaError(f"{where} must be a positive, finite number of seconds, not {value!r}")
     if norm == "players" and not 2 <= value <= 5:
         raise ArenaError(f"{where} must be from 2 to 5, not {value!r}")
     if norm in _CONFIG_MINIMUM and not value >= _CONFIG_MINIMUM[norm]:  # `not >=`: NaN too
@@ -411,6 +427,10 @@ class _Run:
         self.specs: dict[str, Any] = {}
         self.entrants: dict[str, Entrant] = {}
         self.writer: StoreWriter | _NullWriter | None = None
+        # The store's secret: every deal seed, set id and card labelling of this run is keyed
+        # with it, so that the same store and seed give the same games and no bot can compute one.
+        self.key = store.deal_key()
+        self.processes_per_bot = 1  # set once the format is known (see _take)
 
     async def main(self) -> RunSummary:
         t0 = time.monotonic()
@@ -460,6 +480,7 @@ class _Run:
                     games=self.s.games,
                     seed=self.s.seed,
                     gauntlet=self.s.gauntlet,
+                    key=self.key,
                 )
             except ValueError as exc:
                 raise ArenaError(str(exc)) from None
@@ -468,8 +489,8 @@ class _Run:
                 twice = next(g for g in ids if ids.count(g) > 1)
                 raise ArenaError(f"tournament {tid}: the schedule holds game {twice} twice (the same deal and seating)")
             done_ids = await trio.to_thread.run_sync(self.store.completed_ids, ids)
-            ids, done_ids = await trio.to_thread.run_sync(self._earlier_ids, config, schedule, ids, done_ids)
-            await trio.to_thread.run_sync(self.store.link_games, tid, sorted(done_ids))
+            set_of = {gid: g.set_id for g, gid in zip(schedule, ids, strict=True) if gid in done_ids}
+            await trio.to_thread.run_sync(self.store.link_games, tid, sorted(done_ids), set_of)
             todo = [(g, gid) for g, gid in zip(schedule, ids, strict=True) if gid not in done_ids]
             recovered: set[str] = set()
             if self.s.record and todo:
@@ -477,6 +498,10 @@ class _Run:
                 todo = [(g, gid) for g, gid in todo if gid not in recovered]
             jobs = self.s.jobs or default_jobs(config.seats)
             jobs = max(1, min(jobs, len(todo))) if todo else max(1, jobs)
+            # A process never plays two games of one duplicate set (play_game restarts it);
+            # a bot keeps as many processes as a set has games (up to the players, plus one per
+            # extra job), each playing one game of every set, so that steady play restarts none.
+            self.processes_per_bot = min(games_per_set(players, self.s.seatings), players) + jobs - 1
             summary = RunSummary(
                 tournament_id=tid,
                 results=self.s.results,
@@ -512,31 +537,6 @@ class _Run:
         summary.seconds = time.monotonic() - t0
         return summary
 
-    def _earlier_ids(
-        self, config: GameConfig, schedule: Sequence[ScheduledGame], ids: list[str], done: set[str]
-    ) -> tuple[list[str], set[str]]:
-        """A store written when game ids hashed each seat's content hash alone (without its
-        name): such a game counts as played, under its old id, where that id cannot be
-        another game's (no two entrants have the same files) and its recorded seats name
-        these bots in this order. Returns the ids (old ones put in) and the played ones."""
-        counts = Counter(e.row.hash for e in self.entrants.values())
-        old_of: dict[str, int] = {}
-        for i, (g, gid) in enumerate(zip(schedule, ids, strict=True)):
-            hashes = [self.entrants[b].row.hash for b in g.seats]
-            if gid not in done and all(counts[h] == 1 for h in hashes):
-                old_of[game_id(config, g.seed, hashes, self.s.time)] = i
-        if not old_of:
-            return ids, done
-        found = self.store.completed_ids(old_of)
-        seated = self.store.seat_names(found)
-        ids, done = list(ids), set(done)
-        for old in found:
-            i = old_of[old]
-            if seated.get(old) == list(schedule[i].seats):
-                ids[i] = old
-                done.add(old)
-        return ids, done
-
     def _register(self, tid: str, players: int, cfg: Mapping[str, Any]) -> None:
         self.store.tournament(tid, players, self.s.variant.value, cfg)
         self.store.set_entrants(
@@ -550,7 +550,7 @@ class _Run:
         build_cache = self.s.results / "build"
         for m in self.manifests:
             try:
-                spec = await trio.to_thread.run_sync(prepare_bot, m, build_cache, self.sandbox)
+                spec = await build_in_thread(prepare_bot, m, build_cache, self.sandbox)
             except BotError as exc:
                 self._skip(m, f"build failed: {exc}")
                 continue
@@ -575,9 +575,16 @@ class _Run:
         self.skipped.append(sk)
         self.rep.bot_skipped(sk)
 
-    def _take(self, pool: PlayerPool, name: str) -> Player:
+    def _take(self, pool: PlayerPool, name: str, seed: int) -> Player:
+        """A player of bot ``name`` for a game of the deal ``seed``: an idle one whose process
+        has not seen that deal, else a new one while the bot has fewer than
+        ``processes_per_bot``, else an idle one (:func:`play_game` restarts it)."""
         free = self.idle.setdefault(name, [])
-        if free:
+        for i in range(len(free) - 1, -1, -1):
+            if not free[i].has_seen(seed):
+                return free.pop(i)
+        owned = sum(1 for p in pool.players if p.name == name)
+        if free and owned >= self.processes_per_bot:
             return free.pop()
         e = self.entrants[name]
         return pool.player(self.specs[name], version=e.manifest.version, content_hash=e.manifest.content_hash)
@@ -602,9 +609,11 @@ class _Run:
             for game, gid in queue:  # a shared iterator: each game goes to one worker
                 if writer.error is not None:
                     return  # the store failed: stop, the error is raised once all have stopped
-                players = [self._take(pool, name) for name in game.seats]
+                players = [self._take(pool, name, game.seed) for name in game.seats]
                 try:
-                    record = await play_game(players, config, game.seed, time_settings=self.s.time, game_id=gid)
+                    record = await play_game(
+                        players, config, game.seed, time_settings=self.s.time, game_id=gid, ids=card_ids(self.key, gid)
+                    )
                 finally:
                     for name, p in zip(game.seats, players, strict=True):
                         self.idle[name].append(p)
@@ -747,14 +756,16 @@ def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None
             raise ArenaError(
                 f"variant must be one of {', '.join(v.value for v in Variant)}, not {options['variant']!r}"
             ) from None
-    if options.get("sandbox") is not None or options.get("limits") is not None:
+    if any(options.get(k) is not None for k in ("sandbox", "limits", "toolchains", "build_timeout_s")):
         base_sandbox = s.sandbox or SandboxSettings()
         try:
             level = resolve_level(options["sandbox"])[0] if options.get("sandbox") is not None else base_sandbox.level
             caps = Limits.from_table(options["limits"], "the run's caps on bots' limits", base_sandbox.caps) if options.get("limits") else base_sandbox.caps
         except ValueError as exc:
             raise ArenaError(str(exc)) from None
-        changes["sandbox"] = SandboxSettings(level, caps)
+        toolchains = tuple(options["toolchains"]) if options.get("toolchains") is not None else base_sandbox.toolchains
+        build_cap = float(min(options.get("build_timeout_s") or base_sandbox.build_timeout_s, 10**15))
+        changes["sandbox"] = replace(base_sandbox, level=level, caps=caps, toolchains=toolchains, build_timeout_s=build_cap)
     time_changes = {k: options[k] for k in ("hello_ms", "turn_ms", "bank_ms", "time_scale", "no_timeout") if options.get(k) is not None}
     if time_changes:
         try:

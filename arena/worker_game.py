@@ -5,7 +5,7 @@
 A game process reads a :class:`GameJob` (JSON), builds the bots it names if they have a
 build step (once per content hash and machine, under a file lock, since several games
 start at once), plays the game exactly as a local run would (:func:`play_game`, the
-same time settings, seed and game id) and writes the :class:`GameRecord` (JSON). Its
+same time settings, seed, card labelling and game id, in a fresh process per bot) and writes the :class:`GameRecord` (JSON). Its
 bots are its children: they end with the game, and with this process if it is killed
 (parent-death signal), so a game never outlives the worker that asked for it. Status 0
 means a record was written (a void game included); anything else is a failure of this
@@ -30,7 +30,7 @@ import trio
 from arena.bots import BotError, BotSpec
 from arena.bots._proctree import child_setup_hook
 from arena.bots.manifest import BotManifest, prepare_bot
-from arena.bots.sandbox import SandboxSettings, resolve_level
+from arena.bots.sandbox import SandboxSettings, build_in_thread, resolve_level
 from arena.engine import GameConfig, Variant
 from arena.referee import GameRecord, TimeSettings, open_pool, play_game
 
@@ -38,6 +38,7 @@ from arena.referee import GameRecord, TimeSettings, open_pool, play_game
 class GameJob(msgspec.Struct, kw_only=True):
     game_id: str
     seed: int
+    ids: int | None = None  # the game's card labelling (arena.referee.play_game's ids)
     players: int
     variant: str
     time: dict[str, Any]  # arena.referee.time_dict of the run's TimeSettings
@@ -94,12 +95,12 @@ async def play(job: GameJob) -> GameRecord:
     specs: dict[str, BotSpec] = {}
     for manifest in job.seats:
         if manifest.name not in specs:
-            specs[manifest.name] = await trio.to_thread.run_sync(
-                prepare_locked, manifest, Path(job.build_cache), job.sandbox
-            )
+            specs[manifest.name] = await build_in_thread(prepare_locked, manifest, Path(job.build_cache), job.sandbox)
     async with open_pool() as pool:
         players = [pool.player(specs[m.name], version=m.version, content_hash=m.content_hash) for m in job.seats]
-        return await play_game(players, config, job.seed, time_settings=time_settings, game_id=job.game_id)
+        return await play_game(
+            players, config, job.seed, time_settings=time_settings, game_id=job.game_id, ids=job.ids
+        )
 
 
 def run_job(data: bytes) -> tuple[int, bytes]:

@@ -201,13 +201,14 @@ def test_code_under_git_is_not_copied_and_node_modules_is_hashed_and_copied(tmp_
     assert not (spec.cwd / ".git").exists()  # ... so it is not there to be run
     assert sorted(p.name for p in spec.cwd.iterdir()) == ["bot.toml"]
 
-    js = observer(tmp_path / "js-bot", "js-bot")
-    (js / "node_modules" / "strategy").mkdir(parents=True)
-    (js / "node_modules" / "strategy" / "__init__.py").write_text('NAME = "honest"\n')
-    (js / "bot.toml").write_text('name = "js-bot"\nrun = ["{python}", "bot.py"]\nenv = { PYTHONPATH = "node_modules" }\n')
+    js = tmp_path / "js-bot"
+    (js / "node_modules").mkdir(parents=True)
+    (js / "node_modules" / "x.py").write_text(OBSERVER)  # imports strategy from beside it
+    (js / "node_modules" / "strategy.py").write_text('NAME = "honest"\n')
+    (js / "bot.toml").write_text('name = "js-bot"\nrun = ["{python}", "node_modules/x.py"]\n')
     first = content_hash(js)
     assert seen_by(js, tmp_path / "build").startswith("strategy=honest;")
-    (js / "node_modules" / "strategy" / "__init__.py").write_text('NAME = "other"\n')
+    (js / "node_modules" / "strategy.py").write_text('NAME = "other"\n')
     assert content_hash(js) != first  # a JS bot's packages are its code
     assert seen_by(js, tmp_path / "build").startswith("strategy=other;")
 

@@ -75,6 +75,14 @@ def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, lis
     return bots, doc, stored_games(base / "local")
 
 
+def with_local_key(bots: Path, res: Path) -> Path:
+    """A fresh results folder ``res`` with the deal key of the local reference run (made next
+    to ``bots``): the same seed then deals the same games."""
+    with open_store(bots.parent / "local") as local, open_store(res) as fresh:
+        fresh.import_deal_key(local.deal_key().hex())
+    return res
+
+
 # -- the parts ---------------------------------------------------------------------------
 
 
@@ -210,7 +218,7 @@ def test_workers_that_cannot_provide_the_runs_sandbox_are_named(tmp_path: Path, 
 @needs_cc
 def test_a_cluster_run_plays_the_local_runs_games_with_the_same_leaderboard(tmp_path: Path, local_run) -> None:  # noqa: ANN001
     bots, reference, games = local_run
-    res = tmp_path / "res"
+    res = with_local_key(bots, tmp_path / "res")
     doc = run_cli("--bots", str(bots), "--results", str(res), *ARGS, "--cluster", "local:2")
     assert doc["run"]["played"] == GAMES and doc["run"]["void"] == 0
     assert stored_games(res) == games
@@ -234,7 +242,7 @@ def test_a_worker_killed_mid_game_still_yields_every_game_exactly_once(
     bots, reference, games = local_run
     marker = tmp_path / "crashed"
     monkeypatch.setenv(CRASH_ENV, f"{marker}:2")  # the first worker to start its 3rd game dies in it
-    res = tmp_path / "res"
+    res = with_local_key(bots, tmp_path / "res")
     config = tmp_path / "arena.toml"
     config.write_text('[run]\ncluster = "local:2"\n')  # the config file's key, this time
     doc = run_cli("--bots", str(bots), "--results", str(res), *ARGS, "--config", str(config))

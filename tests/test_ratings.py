@@ -53,7 +53,7 @@ def simulate(
     drawn = [rng.gauss(0.0, 200.0) for _ in names]
     centre = sum(drawn) / len(drawn)
     true = {name: 1500.0 + elo - centre for name, elo in zip(names, drawn, strict=True)}
-    schedule = make_schedule(names, players=4, deals=deals, games=games, seed=seed)
+    schedule = make_schedule(names, players=4, deals=deals, games=games, seed=seed, key=seed.to_bytes(32, "big"))
     assert len(schedule) == games
     results = []
     for number, game in enumerate(schedule):

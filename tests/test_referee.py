@@ -342,3 +342,21 @@ def test_a_bot_that_fails_to_start_leaves_its_stderr_in_the_replay(tmp_path: Pat
     assert record.status == "complete" and record.autopilot == [False, True]
     assert "missing model file weights.bin" in record.replay.stderr[1]
     assert record.replay.stderr[0] == ""
+
+
+def test_a_referee_failure_after_the_result_keeps_the_game_complete_and_verifiable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure while telling the bots game_over (the referee's, not a bot's) comes after
+    every play and the result: the game stands, and its replay verifies as complete."""
+    import arena.referee as referee
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise OSError("the machine failed while telling game_over")
+
+    monkeypatch.setattr(referee, "GameOver", broken)
+    rec = run_game([spec(), spec()], GameConfig(2))
+    assert rec.status == "complete" and rec.replay.result is not None and not rec.replay.void_reason
+    path = tmp_path / "g.json.gz"
+    write_replay(path, rec.replay)
+    verify_replay(read_replay(path))

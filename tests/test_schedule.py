@@ -12,6 +12,7 @@ from arena.errors import ArenaError
 from arena.schedule import ScheduledGame, ScheduleError, deal_seed, iter_schedule, make_schedule
 
 BOTS = [f"bot{i}" for i in range(6)]
+KEY = bytes(range(32))  # a fixed deal key: the schedule is pure, the key is an argument
 
 
 def sets_of(schedule: list[ScheduledGame]) -> dict[str, list[ScheduledGame]]:
@@ -39,7 +40,7 @@ def meetings(schedule: list[ScheduledGame], bots: list[str]) -> tuple[Counter, C
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
 @pytest.mark.parametrize("deals", [1, 3])
 def test_every_subset_every_rotation_every_deal(players: int, deals: int) -> None:
-    schedule = make_schedule(BOTS, players=players, deals=deals, seed=7)
+    schedule = make_schedule(key=KEY, bots=BOTS, players=players, deals=deals, seed=7)
     assert len(schedule) == math.comb(len(BOTS), players) * players * deals
     sets = sets_of(schedule)
     assert len(sets) == math.comb(len(BOTS), players) * deals
@@ -60,7 +61,7 @@ def test_every_subset_every_rotation_every_deal(players: int, deals: int) -> Non
 
 
 def test_all_seatings_are_every_permutation() -> None:
-    schedule = make_schedule(BOTS[:4], players=4, seatings="all", deals=2)
+    schedule = make_schedule(key=KEY, bots=BOTS[:4], players=4, seatings="all", deals=2)
     sets = sets_of(schedule)
     assert len(sets) == 2
     for games in sets.values():
@@ -69,7 +70,7 @@ def test_all_seatings_are_every_permutation() -> None:
 
 
 def test_a_sets_games_are_consecutive_and_deals_come_in_rounds() -> None:
-    schedule = make_schedule(BOTS, players=3, deals=2)
+    schedule = make_schedule(key=KEY, bots=BOTS, players=3, deals=2)
     order = [g.set_id for g in schedule]
     runs = [key for key, _ in itertools.groupby(order)]
     assert len(runs) == len(set(runs)), "a duplicate set's games are split"
@@ -78,28 +79,28 @@ def test_a_sets_games_are_consecutive_and_deals_come_in_rounds() -> None:
 
 
 def test_seeds_differ_across_tables_and_deals_and_follow_the_tournament_seed() -> None:
-    schedule = make_schedule(BOTS, players=4, deals=2, seed=1)
+    schedule = make_schedule(key=KEY, bots=BOTS, players=4, deals=2, seed=1)
     seeds = {g.set_id: g.seed for g in schedule}
     assert len(set(seeds.values())) == len(seeds)
     assert all(0 <= s < 2**63 for s in seeds.values())
-    other = make_schedule(BOTS, players=4, deals=2, seed=2)
+    other = make_schedule(key=KEY, bots=BOTS, players=4, deals=2, seed=2)
     assert not set(seeds.values()) & {g.seed for g in other}
     assert not set(seeds) & {g.set_id for g in other}
 
 
 def test_same_arguments_same_schedule_whatever_the_bot_order() -> None:
-    a = make_schedule(BOTS, players=4, deals=2, seed=5)
-    b = make_schedule(list(reversed(BOTS)), players=4, deals=2, seed=5)
+    a = make_schedule(key=KEY, bots=BOTS, players=4, deals=2, seed=5)
+    b = make_schedule(key=KEY, bots=list(reversed(BOTS)), players=4, deals=2, seed=5)
     assert a == b
-    assert make_schedule(BOTS, players=4, games=30, seed=5) == make_schedule(
+    assert make_schedule(key=KEY, bots=BOTS, players=4, games=30, seed=5) == make_schedule(key=KEY, bots=
         list(reversed(BOTS)), players=4, games=30, seed=5
     )
 
 
 def test_adding_a_bot_keeps_every_existing_game() -> None:
     """The ladder: an old table's games (set id, seed, seats) do not depend on the other bots."""
-    before = make_schedule(BOTS, players=4, deals=2, seed=3)
-    after = make_schedule([*BOTS, "newcomer"], players=4, deals=2, seed=3)
+    before = make_schedule(key=KEY, bots=BOTS, players=4, deals=2, seed=3)
+    after = make_schedule(key=KEY, bots=[*BOTS, "newcomer"], players=4, deals=2, seed=3)
     assert set(before) <= set(after)
     new = set(after) - set(before)
     assert new and all("newcomer" in g.table for g in new)
@@ -109,30 +110,30 @@ def test_adding_a_bot_keeps_every_existing_game() -> None:
 
 
 def test_deal_seed_depends_on_the_table_names_only() -> None:
-    assert deal_seed(0, ["b", "a"], 0) == deal_seed(0, ["a", "b"], 0)
-    assert deal_seed(0, ["a", "b"], 0) != deal_seed(0, ["a", "c"], 0)
-    assert deal_seed(0, ["a", "b"], 0) != deal_seed(0, ["a", "b"], 1)
+    assert deal_seed(KEY, 0, ["b", "a"], 0) == deal_seed(KEY, 0, ["a", "b"], 0)
+    assert deal_seed(KEY, 0, ["a", "b"], 0) != deal_seed(KEY, 0, ["a", "c"], 0)
+    assert deal_seed(KEY, 0, ["a", "b"], 0) != deal_seed(KEY, 0, ["a", "b"], 1)
     # Names are encoded unambiguously: no separator can make two tables collide.
-    assert deal_seed(0, ["a,b", "c"], 0) != deal_seed(0, ["a", "b,c"], 0)
+    assert deal_seed(KEY, 0, ["a,b", "c"], 0) != deal_seed(KEY, 0, ["a", "b,c"], 0)
 
 
 def test_the_first_seating_is_not_always_alphabetical() -> None:
     """Who passes to whom matters; the cyclic order varies from set to set."""
-    schedule = make_schedule(BOTS, players=3, deals=2)
+    schedule = make_schedule(key=KEY, bots=BOTS, players=3, deals=2)
     starts = {g.seats for g in schedule if g.seats[0] == g.table[0]}
     rotated_alphabetical = {g.table for g in schedule}
     assert starts - rotated_alphabetical
 
 
 def test_cap_off_when_the_full_design_fits() -> None:
-    full = make_schedule(BOTS, players=4, deals=1)
-    assert make_schedule(BOTS, players=4, games=len(full)) == full
-    assert make_schedule(BOTS, players=4, games=10_000) == full
+    full = make_schedule(key=KEY, bots=BOTS, players=4, deals=1)
+    assert make_schedule(key=KEY, bots=BOTS, players=4, games=len(full)) == full
+    assert make_schedule(key=KEY, bots=BOTS, players=4, games=10_000) == full
 
 
 def test_cap_chooses_whole_balanced_sets() -> None:
     bots = [f"b{i:02d}" for i in range(10)]
-    schedule = make_schedule(bots, players=4, games=120, seed=11)
+    schedule = make_schedule(key=KEY, bots=bots, players=4, games=120, seed=11)
     assert len(schedule) == 120
     sets = sets_of(schedule)
     assert len(sets) == 30 and all(len(games) == 4 for games in sets.values())
@@ -149,7 +150,7 @@ def test_cap_chooses_whole_balanced_sets() -> None:
 
 def test_cap_rounds_down_to_whole_sets_and_reuses_deals_of_the_full_design() -> None:
     bots = [f"b{i}" for i in range(8)]
-    schedule = make_schedule(bots, players=4, deals=4, games=1002, seed=2)
+    schedule = make_schedule(key=KEY, bots=bots, players=4, deals=4, games=1002, seed=2)
     assert len(schedule) == 1000
     pairs, plays = meetings(schedule, bots)
     assert max(pairs.values()) - min(pairs.values()) <= 2
@@ -161,33 +162,33 @@ def test_cap_rounds_down_to_whole_sets_and_reuses_deals_of_the_full_design() -> 
         assert deals == set(range(len(deals))), "a table's deals are 0, 1, ... in order"
         assert len(deals) <= 4
     # Every capped set is a set of the full design: same id, seed and seats.
-    full = set(make_schedule(bots, players=4, deals=4, seed=2))
+    full = set(make_schedule(key=KEY, bots=bots, players=4, deals=4, seed=2))
     assert set(schedule) <= full
 
 
 def test_cap_near_the_full_design_never_repeats_a_set() -> None:
     bots = [f"b{i}" for i in range(7)]
-    full = make_schedule(bots, players=3, deals=1)
-    capped = make_schedule(bots, players=3, deals=1, games=len(full) - 3)
+    full = make_schedule(key=KEY, bots=bots, players=3, deals=1)
+    capped = make_schedule(key=KEY, bots=bots, players=3, deals=1, games=len(full) - 3)
     assert len(capped) == len(full) - 3
     assert len(sets_of(capped)) == len(capped) // 3
     assert set(capped) <= set(full)
 
 
 def test_gauntlet_plays_only_that_bots_tables() -> None:
-    schedule = make_schedule(BOTS, players=3, gauntlet="bot2", deals=2)
+    schedule = make_schedule(key=KEY, bots=BOTS, players=3, gauntlet="bot2", deals=2)
     assert len(schedule) == math.comb(5, 2) * 3 * 2
     assert all("bot2" in g.seats for g in schedule)
     assert {g.table for g in schedule} == {
         t for t in itertools.combinations(BOTS, 3) if "bot2" in t
     }
     # A gauntlet's games are the same games as the round robin's.
-    assert set(schedule) <= set(make_schedule(BOTS, players=3, deals=2))
+    assert set(schedule) <= set(make_schedule(key=KEY, bots=BOTS, players=3, deals=2))
 
 
 def test_capped_gauntlet_meets_the_field_evenly() -> None:
     bots = [f"b{i:02d}" for i in range(10)]
-    schedule = make_schedule(bots, players=4, games=120, gauntlet="b03")
+    schedule = make_schedule(key=KEY, bots=bots, players=4, games=120, gauntlet="b03")
     assert len(schedule) == 120 and all("b03" in g.table for g in schedule)
     pairs, plays = meetings(schedule, bots)
     vs_gauntlet = [c for (a, b), c in pairs.items() if "b03" in (a, b)]
@@ -197,9 +198,9 @@ def test_capped_gauntlet_meets_the_field_evenly() -> None:
 
 
 def test_fewer_bots_than_players_is_the_callers_to_resolve() -> None:
-    assert len(make_schedule(BOTS[:3], players=3)) == 3
+    assert len(make_schedule(key=KEY, bots=BOTS[:3], players=3)) == 3
     with pytest.raises(ValueError, match=r"players=4 needs at least 4 bots, but there are 3"):
-        make_schedule(BOTS[:3], players=4)
+        make_schedule(key=KEY, bots=BOTS[:3], players=4)
 
 
 @pytest.mark.parametrize(
@@ -220,12 +221,24 @@ def test_clear_errors(kwargs: dict, message: str) -> None:
     args = {"bots": BOTS, "players": 4} | kwargs
     bots = args.pop("bots")
     with pytest.raises(ScheduleError, match=message) as caught:
-        make_schedule(bots, **args)
+        make_schedule(key=KEY, bots=bots, **args)
     assert isinstance(caught.value, ValueError) and isinstance(caught.value, ArenaError)
     # The lazy form checks its arguments at the call, not at the first game.
     with pytest.raises(ScheduleError):
-        iter_schedule(bots, **args)
+        iter_schedule(bots, key=KEY, **args)
 
 
 def test_iter_schedule_is_make_schedule_lazily() -> None:
-    assert list(iter_schedule(BOTS, players=4, deals=2)) == make_schedule(BOTS, players=4, deals=2)
+    assert list(iter_schedule(BOTS, players=4, deals=2, key=KEY)) == make_schedule(key=KEY, bots=BOTS, players=4, deals=2)
+
+
+def test_every_derivation_is_keyed() -> None:
+    # Another key: other deal seeds and set ids for the very same tables and deals; a key
+    # too short to be secret is refused.
+    a = make_schedule(key=KEY, bots=BOTS, players=4, deals=2, seed=0)
+    b = make_schedule(key=bytes(32), bots=BOTS, players=4, deals=2, seed=0)
+    assert {(g.table, g.deal) for g in a} == {(g.table, g.deal) for g in b}
+    assert not {g.seed for g in a} & {g.seed for g in b}
+    assert not {g.set_id for g in a} & {g.set_id for g in b}
+    with pytest.raises(ScheduleError, match="deal key must be at least 16 bytes"):
+        make_schedule(key=b"short", bots=BOTS, players=4)

@@ -319,6 +319,9 @@ def test_a_damaged_database_is_one_clear_error_and_the_replays_rebuild_it(
     shutil.copytree(original, res)
     args = (*RUN, "--bots", str(bots), "--results", str(res))
     db = res / DB_NAME
+    exported = subprocess.run([sys.executable, "-m", "arena", "store", "key", "export", str(res)], env=ENV, capture_output=True)
+    assert exported.returncode == 0, exported.stderr
+    key = exported.stdout.decode().strip()
     with sqlite3.connect(db) as conn:  # a setting of the store's own (as a deal key is)
         conn.execute("INSERT INTO meta (key, value) VALUES ('a_setting', 'kept')")
     conn.close()
@@ -337,12 +340,15 @@ def test_a_damaged_database_is_one_clear_error_and_the_replays_rebuild_it(
     if where == "first page":
         # Nothing of the old file could be read: every game is back, but which tournament
         # it belongs to only the same run says again, without playing anything.
+        # The deal key went with it: the one exported before brings the games back.
         assert report["unlinked"] == 18 and report["meta_lost"]
+        imported = subprocess.run([sys.executable, "-m", "arena", "store", "key", "import", key, str(res)], env=ENV, capture_output=True)
+        assert imported.returncode == 0, imported.stderr
         code, out, err = finish(arena(*args))
         assert code == 0, err
         assert json.loads(out)["run"]["played"] == 0
     else:
-        assert report["unlinked"] == 0 and not report["meta_lost"] and report["kept_meta"] == ["a_setting"]
+        assert report["unlinked"] == 0 and not report["meta_lost"] and report["kept_meta"] == ["a_setting", "deal_key"]
         with open_store(res, create=False) as store:
             assert store.meta_items()["a_setting"] == "kept"
     after = _leaderboard(res)
@@ -379,27 +385,6 @@ def test_rebuild_names_the_replays_it_could_not_recover_and_keeps_the_rest(
     code, out, err = finish(arena(*args))
     assert code == 0, err
     assert json.loads(out)["run"]["played"] == 1
-
-
-def test_a_store_from_before_names_were_in_game_ids_plays_nothing_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Its games (ids of content hashes alone) count as played where that id cannot be
-    another seating's: every entrant's files differ, and the recorded seats agree."""
-    import arena.tournament as tournament
-    from arena.bots.sandbox import Level, SandboxSettings
-
-    bots = make_bots(tmp_path / "bots")
-    settings = tournament.RunSettings(
-        bots_dir=bots, results=tmp_path / "res", players=2, deals=2, sandbox=SandboxSettings(Level("none"))
-    )
-    with monkeypatch.context() as m:
-        m.setattr(tournament, "seat_identity", lambda name, content_hash: content_hash)  # the ids of before
-        old = tournament.run_tournament(settings)
-    assert old.played == 12
-    again = tournament.run_tournament(settings)
-    assert (again.played, again.already) == (0, 12)
-    assert len(assert_rows_match_replays(tmp_path / "res")) == 12
 
 
 @needs_strict

@@ -40,6 +40,12 @@ def run_cli(*args: str) -> dict:
     return json.loads(result.stdout)
 
 
+def share_deal_key(source: Path, target: Path) -> None:
+    """Give the (new) store in ``target`` the deal key of ``source``'s: same seed, same games."""
+    with open_store(source) as src, open_store(target) as dst:
+        dst.import_deal_key(src.deal_key().hex())
+
+
 def game_ids(results: Path) -> set[str]:
     with open_store(results, create=False) as store:
         return {g.id for g in store.games()}
@@ -81,6 +87,9 @@ def test_same_seed_same_games_and_same_table(tmp_path: Path) -> None:
     bots = make_bots(tmp_path / "bots")
     args = ["--bots", str(bots), "--players", "3", "--deals", "2", "--seed", "11"]
     a = run_cli(*args, "--results", str(tmp_path / "a"))
+    # The same games need the same deal key: a's, imported into a fresh folder.
+    with open_store(tmp_path / "a") as sa, open_store(tmp_path / "b") as sb:
+        sb.import_deal_key(sa.deal_key().hex())
     b = run_cli(*args, "--results", str(tmp_path / "b"))
     assert game_ids(tmp_path / "a") == game_ids(tmp_path / "b")
     assert table(a) == table(b)
@@ -88,6 +97,8 @@ def test_same_seed_same_games_and_same_table(tmp_path: Path) -> None:
         pa = {g.id: [s.points for s in g.seats] for g in sa.games()}
         pb = {g.id: [s.points for s in g.seats] for g in sb.games()}
     assert pa == pb
+    with open_store(tmp_path / "a") as sa, open_store(tmp_path / "c") as sc:
+        sc.import_deal_key(sa.deal_key().hex())
     c = run_cli(*args[:-1], "12", "--results", str(tmp_path / "c"))
     assert game_ids(tmp_path / "c").isdisjoint(game_ids(tmp_path / "a"))
     assert c["games"] == a["games"]
@@ -260,6 +271,7 @@ def test_a_run_stopped_at_any_moment_resumes_without_losing_or_repeating_a_game(
     args = ["--bots", str(bots), "--players", "2", "--deals", "5", "--seed", "3"]
     reference = run_cli(*args, "--results", str(tmp_path / "ref"))
     res = tmp_path / "res"
+    share_deal_key(tmp_path / "ref", res)
     proc = _arena(*args, "--results", str(res))
     _wait_for_games(res / DB_NAME, 4, proc)
     bot_pids = _children_of(proc.pid)
@@ -321,6 +333,7 @@ def test_a_store_that_cannot_be_written_stops_the_run_with_the_game_named(tmp_pa
         order = [g.id for g in store.games()]
     # The third game's replay path is taken by a folder that cannot be replaced.
     res = tmp_path / "res"
+    share_deal_key(tmp_path / "ref", res)
     blocker = res / "replays" / order[2][:2] / f"{order[2]}.json.gz"
     (blocker / "keep").mkdir(parents=True)
     result = CliRunner().invoke(app, ["run", *args, "--results", str(res), "--jobs", "1"])

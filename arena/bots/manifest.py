@@ -9,6 +9,7 @@ runs) from a copy of exactly the files that hash covers, in a cache keyed by it.
 from __future__ import annotations
 
 import errno
+import math
 import os
 import shutil
 import stat
@@ -22,7 +23,14 @@ from pathlib import Path
 from ._errors import BotError, BotStartError, describe_returncode
 from ._process import BotSpec
 from .files import MAX_MANIFEST_BYTES, SKIP_DIRS, BotFilesError, copy_bot, hash_bot, read_small_file
-from .sandbox import Limits, SandboxSettings, run_build
+from .sandbox import (
+    DEFAULT_BUILD_TIMEOUT_CAP,
+    MAX_ENV_BYTES,
+    Limits,
+    SandboxSettings,
+    env_refusal,
+    run_build,
+)
 
 MANIFEST = "bot.toml"
 # Entries of a folder of bots that are not bots: those of any bot folder, and the JS
@@ -31,6 +39,7 @@ _SKIP_DIRS = SKIP_DIRS | {"node_modules"}
 #: The marker of a bot's finished run copy (beside its ``src``), as ``built.ok`` is of a build.
 COPIED = "copied.ok"
 DEFAULT_BUILD_TIMEOUT_S = 300.0
+_MAX_ARGV_BYTES = 32 * 1024  # `run` or `build`, all its arguments together
 
 
 class ManifestError(BotError):
@@ -77,6 +86,10 @@ def _argv(value: object, where: str, field_name: str) -> tuple[str, ...]:
         )
     if not isinstance(value, list) or not value or not all(isinstance(a, str) and a for a in value):
         raise ManifestError(f"{where}: field '{field_name}' must be a non-empty list of strings, not {value!r}")
+    if any("\0" in a for a in value):
+        raise ManifestError(f"{where}: field '{field_name}': an argument cannot hold a NUL byte")
+    if sum(len(a.encode()) + 1 for a in value) > _MAX_ARGV_BYTES:
+        raise ManifestError(f"{where}: field '{field_name}' is over {_MAX_ARGV_BYTES // 1024} KiB")
     return tuple(sys.executable if a == "{python}" else a.replace("{python}", sys.executable) for a in value)
 
 
@@ -103,11 +116,23 @@ def load_manifest(folder: Path) -> BotManifest:
     run = _argv(data["run"], str(file), "run")
     build = _argv(data["build"], str(file), "build") if "build" in data else None
     timeout = data.get("build_timeout_s", DEFAULT_BUILD_TIMEOUT_S)
-    if not isinstance(timeout, int | float) or timeout <= 0:
-        raise ManifestError(f"{file}: field 'build_timeout_s' must be a positive number of seconds, not {timeout!r}")
+    if isinstance(timeout, int) and not isinstance(timeout, bool):
+        timeout = float(min(timeout, 10**15))  # TOML's integers may be past a float's range; any cap is far below
+    # `not timeout > 0`: NaN too; a bool is not a number of seconds.
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0 or not math.isfinite(timeout):
+        raise ManifestError(
+            f"{file}: field 'build_timeout_s' must be a positive, finite number of seconds, not {timeout!r} "
+            "(the run caps it anyway; see docs/sandbox.md)"
+        )
     env = data.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise ManifestError(f"{file}: field 'env' must be a table of strings, not {env!r}")
+    for key, value in env.items():
+        why = env_refusal(key, value)
+        if why is not None:
+            raise ManifestError(f"{file}: field 'env': {key!r} is refused: {why} (see docs/sandbox.md)")
+    if sum(len(k.encode()) + len(v.encode()) + 2 for k, v in env.items()) > MAX_ENV_BYTES:
+        raise ManifestError(f"{file}: field 'env' is over {MAX_ENV_BYTES // 1024} KiB")
     limits = None
     if "limits" in data:
         try:
@@ -378,19 +403,26 @@ def prepare_bot(manifest: BotManifest, cache_dir: Path, sandbox: SandboxSettings
         if copied != manifest.content_hash:
             raise BuildError(f"bot {manifest.name}: its files changed since they were read ({manifest.path}); run again")
         policy = sandbox.for_bot(work, manifest.limits, writable=True) if sandbox is not None else None
+        # The operator's cap over the bot's wish (without a sandbox: the default cap).
+        cap = sandbox.build_timeout_s if sandbox is not None else DEFAULT_BUILD_TIMEOUT_CAP
+        timeout = min(manifest.build_timeout_s, cap)
+        capped = manifest.build_timeout_s > cap
+        note = f"the bot asks {manifest.build_timeout_s:g} s for its build (build_timeout_s); the run's cap is {cap:g} s\n" if capped else ""
         try:
             built = run_build(
                 manifest.name, policy, list(manifest.build), work, _env(manifest, sandboxed=sandboxed),
-                manifest.build_timeout_s,
+                timeout, log=log, header=note,
             )
-        except BotStartError:
-            log.write_text(f"cannot run {manifest.build[0]!r}: not found\n")
-            raise BuildError(f"bot {manifest.name}: build command {manifest.build[0]!r} not found (log: {log})") from None
-        log.write_bytes(built.output)
+        except BotStartError as exc:
+            log.write_text(note + f"{exc.reason}\n")
+            raise BuildError(f"bot {manifest.name}: build command {manifest.build[0]!r}: {exc.reason} (log: {log})") from None
         if built.returncode is None:
-            raise BuildError(f"bot {manifest.name}: build timed out after {manifest.build_timeout_s:g}s (log: {log})")
+            whose = f"the run's cap; the bot asks {manifest.build_timeout_s:g} s" if capped else "its build_timeout_s"
+            raise BuildError(f"bot {manifest.name}: build timed out after {timeout:g} s ({whose}) (log: {log})")
         if built.returncode != 0:
-            tail = built.output.decode(errors="replace").strip().splitlines()[-3:]
+            # The build's own words, in one line of printable text (no terminal escapes).
+            lines = built.output[-4096:].decode(errors="replace").strip().splitlines()[-3:]
+            tail = ["".join(c if c.isprintable() else "?" for c in line)[:300] for line in lines]
             why = f" ({built.explanation})" if built.explanation else ""
             how = f"exit status {built.returncode}" if built.returncode > 0 else describe_returncode(built.returncode)
             raise BuildError(f"bot {manifest.name}: build failed with {how}{why} (log: {log}): " + " | ".join(tail))

@@ -9,13 +9,21 @@ Levels (``--sandbox``):
   folder (its HOME and TMPDIR, removed afterwards, capped in size) and an environment
   cleared down to PATH, HOME, LANG, TMPDIR plus what the bot's ``bot.toml`` sets.
 - ``strict``: also, through bubblewrap (``bwrap``): no network (a network namespace of its
-  own), a read-only view of the system (``/usr`` and its links, the Python installation
-  and the arena's packages) with the bot's own folder read-only and a private, size-capped
-  ``/tmp`` as the only writable place, no view of other bots or of the results, its own
-  PID namespace (so the whole tree dies with it, double-forked grandchildren included),
-  and no capabilities. When the arena runs as root, the bot runs as an unprivileged user
-  id of its own (``setpriv``), so that the process-count limit holds; a pids cgroup caps
-  it too where there is one.
+  own), a read-only view of a fixed list of folders (:func:`visible_roots`: ``/usr`` and
+  its links, the Python installation and the arena's packages, the operator's toolchain
+  folders) with the bot's own folder read-only and a private, size-capped ``/tmp`` as the
+  only writable place, no view of other bots or of the results, its own PID namespace (so
+  the whole tree dies with it, double-forked grandchildren included), and no
+  capabilities. When the arena runs as root, the bot runs as an unprivileged user id of
+  its own (``setpriv``), so that the process-count limit holds; a pids cgroup caps it too
+  where there is one.
+
+At every level, nothing the bot supplies is interpreted outside its sandbox: the
+programs that start it (bwrap, setpriv, env) get :func:`launcher_env`, and the bot's
+environment reaches its own program only (under ``strict`` through ``env -i`` as the
+last step, inside every namespace and after the user id is dropped). A bot's ``PATH`` or
+argv[0] never adds to what ``strict`` shows: its program is looked for within that view
+only. docs/sandbox.md says it for operators and bot authors.
 
 Linux only; elsewhere (macOS) the arena runs bots at ``none`` with a warning.
 
@@ -23,35 +31,49 @@ What a caller sees: :func:`resolve_level` picks the level of a run (and the one 
 when ``strict`` is not available), :class:`SandboxSettings` carries it with the
 tournament's caps, :class:`Sandbox` is one bot's policy (in its
 :class:`~arena.bots.BotSpec`), :func:`open_jail` turns a spec into how to start it
-(used by ``open_bot``), and :func:`run_build` runs a bot's build step in the same sandbox.
+(used by ``open_bot``), and :func:`run_build` runs a bot's build step in the same sandbox,
+bounded in time and output (:func:`build_in_thread` makes it interruptible from trio).
+:func:`env_refusal` is the check of a bot's environment variables that ``bot.toml`` is
+read through.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import enum
 import importlib.util
+import inspect
 import logging
 import math
 import os
 import resource
+import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import TypeVar
 
 import trio
 
 from . import _cgroup
 from ._errors import BotStartError
 from ._proctree import child_setup_hook, children_of
+from ._tail import ByteTail
+
+T = TypeVar("T")
 
 __all__ = [
+    "BUILD_OUTPUT_CAP",
+    "DEFAULT_BUILD_TIMEOUT_CAP",
     "DEFAULT_CAPS",
     "DEFAULT_LIMITS",
     "Jail",
@@ -60,6 +82,8 @@ __all__ = [
     "Sandbox",
     "SandboxSettings",
     "Usage",
+    "build_in_thread",
+    "env_refusal",
     "open_jail",
     "resolve_level",
     "run_build",
@@ -107,11 +131,11 @@ class Limits:
             if key not in known:
                 raise ValueError(f"{where}: unknown limit {key!r} (known: {', '.join(known)})")
             whole = key != "cpu_s"
-            ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0 and math.isfinite(value)
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0 and value < math.inf
             if not ok or (whole and value != int(value)):
                 kind = "a positive whole number" if whole else "a positive number"
                 raise ValueError(f"{where}: limit {key!r} must be {kind}, not {value!r}")
-            changes[key] = int(value) if whole else float(value)
+            changes[key] = int(value) if whole else float(min(value, 10**15))  # TOML integers go past floats
         return replace(base, **changes)
 
     def within(self, caps: Limits) -> Limits:
@@ -136,29 +160,57 @@ DEFAULT_CAPS = Limits(memory_mb=2048, cpu_s=600.0, processes=256, tmp_mb=1024, o
 """The most a bot may ask for, unless the tournament sets other caps."""
 
 
+DEFAULT_BUILD_TIMEOUT_CAP = 300.0
+"""The most wall-clock seconds a bot's build step may take, unless the run sets another cap."""
+
+#: The environment variable in which an operator may list toolchain folders (``:``-separated)
+#: for every command that starts bots (``arena validate``, ``submit``, ``play``…).
+TOOLCHAINS_VAR = "ARENA_TOOLCHAINS"
+
+
+def toolchains_from_environment() -> tuple[str, ...]:
+    """The toolchain folders the operator lists in :data:`TOOLCHAINS_VAR` (absolute
+    paths only; others are ignored with a warning)."""
+    out = []
+    for entry in os.environ.get(TOOLCHAINS_VAR, "").split(os.pathsep):
+        if not entry:
+            continue
+        if not os.path.isabs(entry):
+            log.warning("%s: %r is not an absolute path; ignored", TOOLCHAINS_VAR, entry)
+            continue
+        out.append(os.path.normpath(entry))
+    return tuple(out)
+
+
 @dataclass(frozen=True, slots=True)
 class SandboxSettings:
-    """A run's sandbox: its level and the caps on what a bot may ask for."""
+    """A run's sandbox: its level, the caps on what a bot may ask for, the operator's
+    toolchain folders (shown read-only to every bot under ``strict``, beside the system
+    and the arena's own Python), and the cap on a build step's wall-clock time."""
 
     level: Level = Level.STRICT
     caps: Limits = DEFAULT_CAPS
+    toolchains: tuple[str, ...] = field(default_factory=toolchains_from_environment)
+    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_CAP
 
     def for_bot(self, path: Path, requested: Limits | None = None, *, writable: bool = False) -> Sandbox | None:
         """The policy of one bot at ``path`` (its folder or single file): its own limits
         (default :data:`DEFAULT_LIMITS`), each within the caps."""
         limits = (requested or DEFAULT_LIMITS).within(self.caps)
-        return Sandbox(self.level, limits, Path(path), writable=writable)
+        return Sandbox(self.level, limits, Path(path), writable=writable, toolchains=tuple(self.toolchains))
 
 
 @dataclass(frozen=True, slots=True)
 class Sandbox:
     """One bot's policy: the level, its limits, and the file or folder that is the bot
-    (visible read-only under ``strict``; read-write for a build step, ``writable``)."""
+    (visible read-only under ``strict``; read-write for a build step, ``writable``),
+    and the operator's toolchain folders (visible read-only under ``strict``)."""
 
     level: Level
     limits: Limits
     expose: Path
     writable: bool = False
+    toolchains: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +230,7 @@ class StrictSupport:
     missing: str  # what is missing and how to get it, when not ok
     bwrap: str | None = None
     setpriv: str | None = None
+    env: str | None = None  # `env`, which hands the bot's environment to the bot's program alone
 
 
 _strict: StrictSupport | None = None
@@ -212,11 +265,19 @@ def _probe_strict() -> StrictSupport:
             False, "no pids cgroup for a process-count cap (the arena is not root): run it as root, or in a delegated "
             "cgroup, e.g. `systemd-run --user --scope -p Delegate=yes arena ...`", bwrap
         )
-    probe = StrictSupport(True, "", bwrap, setpriv)
+    # From the system only: it runs inside the sandbox, which shows /usr (and its links).
+    env_program = shutil.which("env", path="/usr/bin:/bin")
+    true_program = shutil.which("true", path="/usr/bin:/bin")
+    if env_program is None or true_program is None:
+        return StrictSupport(False, "env and true (from coreutils) are not in /usr/bin: install coreutils", bwrap)
+    probe = StrictSupport(True, "", bwrap, setpriv, env_program)
     here = Path(tempfile.gettempdir())
-    argv = _strict_argv(probe, Sandbox(Level.STRICT, DEFAULT_LIMITS, here), here, ["true"], uid=_UIDS.take())
+    uid = _UIDS.take() if os.geteuid() == 0 else None
+    argv = _strict_argv(probe, Sandbox(Level.STRICT, DEFAULT_LIMITS, here), here, [true_program], uid=uid)
     try:
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+        proc = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=20, env=launcher_env()
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return StrictSupport(False, f"bwrap cannot start a sandbox here: {exc}", bwrap)
     finally:
@@ -348,24 +409,203 @@ def _python_path() -> str:
     return os.pathsep.join(dict.fromkeys(str(p.parent) for p in _arena_packages()))
 
 
-def _under(path: Path, roots: list[Path]) -> bool:
+def _under(path: Path, roots: Sequence[Path]) -> bool:
     return any(path == r or r in path.parents for r in roots)
 
 
-def _program(argv0: str, cwd: Path, env: Mapping[str, str]) -> Path | None:
-    """Where ``argv0`` is on the host, as exec would find it."""
+# -- what a bot may put in its environment ----------------------------------------------------
+
+#: Variables that make a program other than the bot's own code run something the bot
+#: chose: the dynamic loader's (``LD_*``: a library preloaded into every program of the
+#: chain, or a search path for them; ``GLIBC_TUNABLES``, the ld.so parser of
+#: CVE-2023-4911), glibc's other code-loading or file-reading ones (its own list of
+#: variables unsafe for set-uid programs), the start-up files and options of shells and
+#: interpreters (a file sourced before any script, options that load a module), and the
+#: module search paths of the interpreters the arena runs bots with (the arena sets
+#: ``PYTHONPATH`` itself, so that ``{python}`` bots import its very ``protocol`` package).
+#: A bot that needs a library of its own links it with an rpath (``-Wl,-rpath,'$ORIGIN'``)
+#: or loads it itself; a bot's Python modules sit beside its script.
+UNSAFE_ENV_NAMES: dict[str, str] = {
+    "GLIBC_TUNABLES": "it is parsed by the dynamic loader of every program started",
+    "GCONV_PATH": "glibc loads character-set modules from it",
+    "GETCONF_DIR": "glibc reads it (an unsafe variable for privileged programs)",
+    "HOSTALIASES": "glibc reads host aliases from it",
+    "LOCALDOMAIN": "glibc's resolver reads it",
+    "LOCPATH": "glibc loads locale files from it",
+    "MALLOC_TRACE": "glibc writes a trace to the file it names",
+    "NIS_PATH": "glibc reads it (an unsafe variable for privileged programs)",
+    "NLSPATH": "glibc loads message catalogs from it",
+    "RESOLV_HOST_CONF": "glibc's resolver reads it",
+    "RES_OPTIONS": "glibc's resolver reads it",
+    "TZDIR": "glibc loads time-zone files from it",
+    "BASH_ENV": "bash sources the file it names before running any script",
+    "ENV": "sh sources the file it names",
+    "SHELLOPTS": "it turns on bash options (xtrace with PS4 runs commands)",
+    "BASHOPTS": "it turns on bash options",
+    "PS4": "bash expands it, running commands, for each traced line",
+    "PROMPT_COMMAND": "bash runs it",
+    "PYTHONPATH": "the arena sets it, so that {python} imports the arena's own protocol package",
+    "PYTHONHOME": "it makes Python load its standard library from elsewhere",
+    "PYTHONSTARTUP": "Python runs the file it names",
+    "PYTHONINSPECT": "it makes Python read commands from stdin after the script",
+    "PYTHONWARNINGS": "Python imports the modules its filters name",
+    "PYTHONBREAKPOINT": "Python imports the callable it names",
+    "PYTHONUSERBASE": "Python imports site packages from it",
+    "PYTHONPLATLIBDIR": "it makes Python load its standard library from elsewhere",
+    "PYTHONEXECUTABLE": "it changes the interpreter Python believes it is",
+    "PERL5OPT": "perl takes options (-M: load a module) from it",
+    "PERL5LIB": "perl loads modules from it",
+    "PERLLIB": "perl loads modules from it",
+    "PERL5DB": "perl runs it as its debugger",
+    "RUBYOPT": "ruby takes options (-r: load a library) from it",
+    "RUBYLIB": "ruby loads libraries from it",
+    "NODE_OPTIONS": "node takes options (--require: load a module) from it",
+    "NODE_PATH": "node loads modules from it",
+    "JAVA_TOOL_OPTIONS": "the JVM takes options (-javaagent: load code) from it",
+    "_JAVA_OPTIONS": "the JVM takes options (-javaagent: load code) from it",
+    "JDK_JAVA_OPTIONS": "the java launcher takes options (-javaagent: load code) from it",
+}
+#: Prefixes of such variables (``BASH_FUNC_name%%`` is a function bash imports).
+UNSAFE_ENV_PREFIXES: dict[str, str] = {
+    "LD_": "the dynamic loader reads it (a library loaded into, or a search path for, every program started)",
+    "BASH_FUNC_": "bash imports it as a function",
+    "DYLD_": "the macOS dynamic loader reads it (a library loaded into every program started)",
+}
+#: The most a bot's environment (names and values) may hold, in bytes.
+MAX_ENV_BYTES = 32 * 1024
+_ENV_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_BAD_NAME = "a variable's name must be letters, digits and '_', not starting with a digit"
+_NUL = "its value holds a NUL byte"
+
+
+def _check_passable(name: str, argv: Sequence[str], env: Mapping[str, str]) -> None:
+    """Refuse (BotStartError) what no exec can pass on faithfully: a variable name that is
+    not ``[A-Za-z_][A-Za-z0-9_]*`` (``env`` would take ``-u`` for an option, ``A=B`` for an
+    assignment), a NUL byte in a value or an argument. bot.toml refuses these already."""
+    bad = [k for k, v in env.items() if env_refusal(k, v) in (_BAD_NAME, _NUL)]
+    if bad:
+        raise BotStartError(
+            f"cannot start: environment variable(s) {', '.join(map(repr, bad))}: a name must be letters, digits and "
+            "'_', and a value cannot hold a NUL byte", bot=name, argv=tuple(argv),
+        )
+    if any("\0" in a for a in argv):
+        raise BotStartError("cannot start: an argument holds a NUL byte", bot=name, argv=tuple(argv))
+
+
+def env_refusal(name: str, value: str) -> str | None:
+    """Why the arena refuses a bot's environment variable ``name`` (None: it is fine).
+
+    Refused: names that are not ``[A-Za-z_][A-Za-z0-9_]*`` (they cannot be passed on
+    faithfully), values holding a NUL byte, :data:`UNSAFE_ENV_NAMES`, names starting with
+    one of :data:`UNSAFE_ENV_PREFIXES` (in any case: ``ld_preload`` too)."""
+    if not name or not set(name) <= _ENV_NAME_CHARS or name[0].isdigit():
+        return _BAD_NAME
+    if "\0" in value:
+        return _NUL
+    upper = name.upper()
+    why = UNSAFE_ENV_NAMES.get(upper)
+    if why is None:
+        why = next((w for prefix, w in UNSAFE_ENV_PREFIXES.items() if upper.startswith(prefix)), None)
+    return why
+
+
+def launcher_env() -> dict[str, str]:
+    """The environment of the programs that start a bot (``bwrap``, ``setpriv``,
+    ``env``): built here, never from the bot's."""
+    return {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
+
+
+# -- what the strict sandbox shows ------------------------------------------------------------
+
+def visible_roots(sandbox: Sandbox) -> list[Path]:
+    """What ``strict`` shows of the host, read-only unless the bot's folder is writable:
+    the system (``/usr`` and the top-level folders or links into it), the Python that runs
+    the arena and the arena's packages, the operator's toolchain folders, and the bot's
+    own folder (or file). Nothing a bot supplies adds to it."""
+    roots = [Path("/usr")]
+    roots += [Path("/", n) for n in _TOP_LEVEL if os.path.lexists(Path("/", n))]
+    roots += [p for p in _package_dirs() if p.exists()]
+    roots += [Path(t) for t in sandbox.toolchains if os.path.isdir(t)]
+    roots.append(Path(os.path.abspath(sandbox.expose)))
+    return roots
+
+
+_TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+
+def _strict_program(name: str, argv0: str, cwd: Path, env: Mapping[str, str], sandbox: Sandbox) -> str:
+    """Where the bot's program is, as a path that the sandbox shows (found in the bot's
+    folder or on its ``PATH``, but only within :func:`visible_roots`): absolute, or
+    ``./…`` within the working folder (so that an operator's folder names never matter).
+    Raises :class:`BotStartError` naming the bot and the program when it is not there."""
+    roots = visible_roots(sandbox)
+    real_roots = [Path(os.path.realpath(r)) for r in roots]
+
+    def shown(candidate: str) -> bool:
+        lexical = Path(os.path.abspath(candidate))
+        return _under(lexical, roots) and _under(Path(os.path.realpath(candidate)), real_roots)
+
+    def runnable(candidate: str) -> bool:
+        return os.path.isfile(candidate) and os.access(candidate, os.X_OK)
+
     if "/" in argv0:
-        p = (cwd / argv0) if not os.path.isabs(argv0) else Path(argv0)
-        return p if p.exists() else None
-    found = shutil.which(argv0, path=env.get("PATH", os.defpath))
-    return Path(found) if found else None
+        candidates = [os.path.join(cwd, argv0)]
+    else:  # as exec would search the bot's PATH (an empty entry is its working folder)
+        candidates = [os.path.join(cwd, d, argv0) for d in env.get("PATH", os.defpath).split(os.pathsep)]
+    hidden = None
+    for candidate in candidates:
+        if runnable(candidate):
+            if shown(candidate):
+                program = os.path.abspath(candidate)
+                inside = os.path.relpath(program, cwd)
+                if not inside.startswith(".."):  # in the bot's folder: by its name there, wherever that is
+                    program = "./" + inside
+                if "=" in program:
+                    raise BotStartError(
+                        f"cannot start: the path of its program {program!r} holds '=', which the sandbox cannot pass on; rename it",
+                        bot=name, argv=(argv0,),
+                    )
+                return program
+            hidden = hidden or candidate
+    if hidden is None and "/" not in argv0:
+        hidden = shutil.which(argv0)  # on the arena's own PATH: say where the operator has it
+        if hidden is not None and shown(hidden):
+            raise BotStartError(f"cannot start: {argv0!r} not found on its PATH (it is at {hidden})", bot=name, argv=(argv0,))
+    if hidden is None:
+        raise BotStartError(f"cannot start: {argv0!r} not found", bot=name, argv=(argv0,))
+    real = Path(os.path.realpath(hidden))
+    folder = real.parent.parent if real.parent.name == "bin" else real.parent
+    what = repr(argv0) if os.path.abspath(os.path.join(cwd, argv0)) == os.path.abspath(hidden) else f"{argv0!r} ({hidden})"
+    raise BotStartError(
+        f"cannot start: its program {what} is outside what the strict sandbox shows (the system's /usr, "
+        "the arena's Python and packages, the bot's own folder and the operator's toolchain folders); if it is a "
+        f"toolchain to offer every bot, the operator can add its folder: toolchains = [\"{folder}\"] in the run's "
+        f"--config file, or {TOOLCHAINS_VAR}={folder} in the arena's environment",
+        bot=name, argv=(argv0,),
+    )
+
+
+def _check_enterable(name: str, expose: Path, argv: Sequence[str]) -> None:
+    """A root arena's strict bot runs as a user id of its own, with no rights on files
+    but those of "other": its folder must let others in (a build folder is handed to it)."""
+    with contextlib.suppress(OSError):
+        mode = os.stat(expose).st_mode
+        if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+            raise BotStartError(
+                f"cannot start: its folder {expose} is mode {stat.S_IMODE(mode):04o}; the strict sandbox runs the bot as "
+                f"an unprivileged user, who must be able to enter it: chmod o+rx {expose}", bot=name, argv=tuple(argv),
+            )
 
 
 def _strict_argv(
     support: StrictSupport, sandbox: Sandbox, cwd: Path, argv: list[str], *, uid: int | None,
     env: Mapping[str, str] | None = None,
 ) -> list[str]:
-    assert support.bwrap is not None
+    """bwrap's command line for ``argv`` (whose program is a path with a ``/`` that the
+    sandbox shows, see :func:`_strict_program`). The launchers (bwrap, setpriv, env) get
+    :func:`launcher_env`; ``env`` is handed by ``env -i`` to the bot's program alone, as
+    the last step inside every confinement."""
+    assert support.bwrap is not None and support.env is not None
     limits = sandbox.limits
     args = [
         support.bwrap,
@@ -379,13 +619,7 @@ def _strict_argv(
     made = {Path("/"), Path("/usr"), Path("/tmp"), Path("/proc"), Path("/dev"), Path("/etc")}
     bound = [Path("/usr")]
     extra = [p for p in _package_dirs() if p.exists()]
-    program = _program(argv[0], cwd, env or {})
-    if program is not None and argv[0] == program.name and not _under(program.resolve(), bound):
-        # A program found on PATH outside /usr (e.g. node from a version manager): its
-        # installation (the folder above its bin/) is made visible.
-        real = program.resolve()
-        extra.append(real.parent.parent if real.parent.name == "bin" else real.parent)
-        argv = [str(program), *argv[1:]]
+    extra += [Path(os.path.realpath(t)) for t in sandbox.toolchains if os.path.isdir(t)]
 
     def bind(kind: str, path: Path) -> None:
         nonlocal args
@@ -412,6 +646,10 @@ def _strict_argv(
         ]
     else:
         args += ["--cap-drop", "ALL", "--"]
+    # `env -i -- NAME=VALUE… PROGRAM ARGS`: names are checked ([A-Za-z_][A-Za-z0-9_]*) and
+    # the program is a path with a '/' and without '=', so nothing can be taken for an
+    # option, an assignment or a command looked up on PATH.
+    args += [support.env, "-i", "--", *(f"{k}={v}" for k, v in (env or {}).items())]
     return args + list(argv)
 
 
@@ -492,19 +730,28 @@ class Jail:
                 if not self.cgroup.active:
                     self.cgroup.remove()
                     self.cgroup = None
-            env = dict(env)
-            env.setdefault("PYTHONPATH", _python_path())
+            env = dict(env)  # the bot's own: it reaches the bot's program only
+            _check_passable(name, argv, env)
+            if self.level is Level.NONE:
+                env.setdefault("PYTHONPATH", _python_path())
+            else:
+                env["PYTHONPATH"] = _python_path()
+            launcher = env
             if self.level is Level.STRICT:
                 support = strict_support()
                 if not support.ok:
                     raise BotStartError(f"the strict sandbox is not available: {support.missing}", bot=name, argv=tuple(argv))
-                self._uid = _UIDS.take() if os.geteuid() == 0 else None
                 env["HOME"] = env["TMPDIR"] = "/tmp"
-                if _program(argv[0], cwd, env) is None:
-                    raise BotStartError(f"cannot start: {argv[0]!r} not found", bot=name, argv=tuple(argv))
-                argv = _strict_argv(support, sandbox, cwd, argv, uid=self._uid, env=env)
+                program = _strict_program(name, argv[0], cwd, env, sandbox)
+                if os.geteuid() == 0 and not sandbox.writable:
+                    _check_enterable(name, sandbox.expose, argv)
+                self._uid = _UIDS.take() if os.geteuid() == 0 else None
+                argv = _strict_argv(support, sandbox, cwd, [program, *argv[1:]], uid=self._uid, env=env)
+                launcher = launcher_env()
                 self.wrapped = True
             elif self.level is Level.LIMITS:
+                # No program stands between the arena and the bot here: Popen's child
+                # (Python, already loaded) execs the bot's program with its environment.
                 sweep_stale_temps()
                 self._temp = Path(tempfile.mkdtemp(prefix=f"{_TEMP_PREFIX}{os.getpid()}-{_safe(name)}-"))
                 env["HOME"] = env["TMPDIR"] = str(self._temp)
@@ -512,7 +759,8 @@ class Jail:
             self.close()
             raise
         self.argv = argv
-        self.env = env
+        self.env = launcher  # what the process the arena execs gets
+        self.bot_env = env  # what the bot's own program gets
         mem_rlimit = self.level is not Level.NONE and not (self.cgroup and self.cgroup.memory_capped)
         self._rlimits = (
             _rlimits(limits, file_mb=limits.tmp_mb, memory_rlimit=mem_rlimit, nproc=self._uid is not None)
@@ -724,57 +972,190 @@ def open_jail(name: str, sandbox: Sandbox | None, argv: list[str], env: dict[str
 
 # -- build steps ------------------------------------------------------------------------------
 
+#: How much of a build's output is kept (its last bytes), in memory and in its log.
+BUILD_OUTPUT_CAP = 256 * 1024
+# After a build's main process has exited, how long its output pipe may stay open (held by
+# a descendant it left behind) before the rest of its tree is ended.
+_BUILD_PIPE_WAIT = 1.0
+# How long a cancelled caller of build_in_thread waits for the build's tree to be ended.
+_BUILD_STOP_WAIT = 10.0
+_READ = 65536
+
+
+class BuildInterrupted(Exception):
+    """The build was stopped because its caller was cancelled (Ctrl-C, SIGTERM)."""
+
+
 @dataclass(slots=True)
 class BuildResult:
     returncode: int | None  # None: timed out
-    output: bytes
+    output: bytes  # its last BUILD_OUTPUT_CAP bytes at most (as UTF-8, after a line on what was dropped)
     explanation: str = ""
+    dropped: int = 0  # bytes of output before those, not kept
+
+
+# The stop signal of the build_in_thread call this thread works for, if any.
+_build_stop: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("_build_stop", default=None)
 
 
 def run_build(
-    name: str, sandbox: Sandbox | None, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float
+    name: str, sandbox: Sandbox | None, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float,
+    *, log: Path | None = None, header: str = "", output_cap: int = BUILD_OUTPUT_CAP,
 ) -> BuildResult:
     """Run a bot's build step in ``cwd`` (its build folder), sandboxed like the bot
-    itself but with that folder writable and CPU time capped at ``timeout_s``. Blocking
-    (call it from a worker thread). Raises :class:`BotStartError` if it cannot start."""
+    itself but with that folder writable, for at most ``timeout_s`` seconds of wall-clock
+    and of CPU time. Blocking (call it from a worker thread, best through
+    :func:`build_in_thread`).
+
+    Its output (stdout and stderr together) is read as it comes and only the last
+    ``output_cap`` bytes are kept; they are written to ``log`` (after ``header``), also
+    when the build is interrupted. Its whole process tree is ended when it times out,
+    when this thread gets KeyboardInterrupt, or when the caller of
+    :func:`build_in_thread` is cancelled (this then raises :class:`BuildInterrupted`).
+    Raises :class:`BotStartError` if it cannot start."""
+    if not (math.isfinite(timeout_s) and timeout_s > 0):
+        raise ValueError(f"bot {name}: a build's time limit must be a positive number of seconds, not {timeout_s!r}")
     if sandbox is not None:
         sandbox = replace(sandbox, expose=cwd, writable=True)
+    tail = ByteTail(output_cap)
     jail = open_jail(name, sandbox, list(argv), env, cwd)
     uid = jail._uid if jail is not None else None
     owner = os.stat(cwd)
-    if uid is not None:
-        _chown_tree(cwd, uid, uid)
+    proc: subprocess.Popen[bytes] | None = None
+    code: int | None = None
     try:
-        pre = jail.preexec(os.getpid(), extra_rlimits=[(resource.RLIMIT_CPU, max(1, math.ceil(timeout_s)))]) if jail else None
+        if uid is not None:
+            _chown_tree(cwd, uid, uid)
+        cpu = [(resource.RLIMIT_CPU, max(1, math.ceil(timeout_s)))]
+        pre = jail.preexec(os.getpid(), extra_rlimits=cpu) if jail else None
         try:
             proc = subprocess.Popen(
                 jail.argv if jail else argv, cwd=cwd, env=jail.env if jail else env, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=pre,
             )
         except OSError as exc:
-            raise BotStartError(f"cannot run the build: {exc.strerror or exc}", bot=name, argv=tuple(argv)) from None
+            reason = (exc.strerror or str(exc)) + (f": {exc.filename!r}" if exc.filename else "")
+            raise BotStartError(f"cannot run the build: {reason}", bot=name, argv=tuple(argv)) from None
         if jail is not None:
             jail.started(proc.pid)
-        try:
-            out, _ = proc.communicate(timeout=timeout_s)
-            code: int | None = jail.returncode(proc.returncode) if jail else proc.returncode
-        except subprocess.TimeoutExpired:
-            code = None
-            out = b""
-        finally:
-            if proc.poll() is None:
-                if jail is not None:
-                    jail.kill()
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                tail, _ = proc.communicate()
-                out = out or tail
-        return BuildResult(code, out or b"", jail.explain(code) if jail else "")
+        code = _follow_build(proc, tail, time.monotonic() + timeout_s)
+        if code is not None and jail is not None:
+            code = jail.returncode(code)
+        return BuildResult(code, tail.text().encode(), jail.explain(code) if jail else "", tail.dropped)
     finally:
+        if proc is not None:
+            _end_build(proc, jail)
+        if log is not None:
+            _write_build_log(log, header, tail)
         if jail is not None:
             jail.close()
         if uid is not None:
             _chown_tree(cwd, owner.st_uid, owner.st_gid)
+
+
+def _follow_build(proc: subprocess.Popen[bytes], tail: ByteTail, deadline: float) -> int | None:
+    """Read the build's output into ``tail`` until it has exited and its pipe is closed;
+    its exit status, or None at the deadline. Raises :class:`BuildInterrupted` when the
+    caller of :func:`build_in_thread` is cancelled."""
+    stop = _build_stop.get()
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    eof = False
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            if stop is not None and stop.is_set():
+                raise BuildInterrupted("the build was interrupted")
+            now = time.monotonic()
+            if now >= deadline:
+                return None
+            if proc.poll() is not None:
+                exited_at = exited_at or now
+                if eof or now - exited_at > _BUILD_PIPE_WAIT:
+                    return proc.returncode
+            wait = min(0.1, deadline - now)
+            if eof:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(wait)
+                continue
+            if sel.select(wait):
+                try:
+                    data = os.read(fd, _READ)
+                except BlockingIOError:
+                    continue
+                if data:
+                    tail.append(data)
+                else:
+                    eof = True
+
+
+def _end_build(proc: subprocess.Popen[bytes], jail: Jail | None) -> None:
+    """SIGKILL what is left of the build's tree (its sandbox's group, its process group;
+    under ``strict`` bwrap's death ends its PID namespace), reap it, close the pipe."""
+    if jail is not None:
+        jail.kill()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(5)
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+def _write_build_log(log: Path, header: str, tail: ByteTail) -> None:
+    with contextlib.suppress(OSError), open(log, "wb") as f:
+        f.write(header.encode() + tail.text().encode())  # the tail, after "[… N bytes dropped …]" if any
+
+
+async def build_in_thread(fn: Callable[..., T], *args: object) -> T:
+    """``fn(*args)`` (e.g. ``prepare_bot``) in a worker thread, where any build step it
+    runs (:func:`run_build`) can be interrupted: if the caller is cancelled, Ctrl-C
+    included, or (in the main thread) SIGTERM arrives, the build's whole tree is ended
+    before this returns, then the cancellation (KeyboardInterrupt for SIGTERM) goes on."""
+    stop = threading.Event()
+    done = threading.Event()
+
+    def work() -> T:
+        token = _build_stop.set(stop)
+        try:
+            return fn(*args)
+        finally:
+            _build_stop.reset(token)
+            done.set()
+
+    terminated = False
+
+    async def on_sigterm(scope: trio.CancelScope) -> None:
+        nonlocal terminated
+        with trio.open_signal_receiver(signal.SIGTERM) as signals:
+            async for _ in signals:
+                terminated = True
+                scope.cancel()
+                return
+
+    result: list[T] = []
+    try:
+        async with trio.open_nursery() as nursery:
+            if threading.current_thread() is threading.main_thread():
+                nursery.start_soon(on_sigterm, nursery.cancel_scope)
+            result.append(await trio.to_thread.run_sync(work, **{_ABANDON: True}))
+            nursery.cancel_scope.cancel()
+    finally:
+        if not done.is_set():
+            stop.set()
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(done.wait, _BUILD_STOP_WAIT)
+    if terminated:
+        raise KeyboardInterrupt("SIGTERM during a build")
+    return result[0]
+
+
+# trio 0.23 renamed to_thread.run_sync's `cancellable` to `abandon_on_cancel`.
+_ABANDON = "abandon_on_cancel" if "abandon_on_cancel" in inspect.signature(trio.to_thread.run_sync).parameters else "cancellable"
 
 
 def _chown_tree(folder: Path, uid: int, gid: int) -> None:

@@ -222,14 +222,22 @@ _IDS = range(DECK_SIZE)
 _SINGLES: tuple[Play, ...] = tuple((c,) for c in _IDS)  # shared one-card plays: no allocation
 
 
-def new_game(config: GameConfig, seed: int) -> GameState:
+def new_game(config: GameConfig, seed: int, *, ids: int | None = None) -> GameState:
     """Shuffle the deck once from ``seed`` and deal round 1 (R2, R3).
 
     Card ids are a random permutation of 0..107 drawn from the same seeded
     generator, so an id says nothing about a card's kind or deck position.
+
+    ``ids`` (a non-negative int) relabels the cards: the deal (the kinds in pile
+    order, hence every hand of every round) is exactly the one of ``seed``, but the
+    ids are a permutation drawn from ``ids`` alone, so two games of one deal with
+    different ``ids`` show the same cards under unrelated ids. Without it, the ids
+    are those of ``seed``.
     """
     if type(seed) is not int or seed < 0:
         raise ValueError(f"seed must be a non-negative int, not {seed!r}")
+    if ids is not None and (type(ids) is not int or ids < 0):
+        raise ValueError(f"ids must be a non-negative int or None, not {ids!r}")
     # Two uniform random permutations from one seeded stream, by sorting random
     # keys (stable, so even a tie is deterministic): card id j is the printed card
     # _CANONICAL[order[j]], and the pile is the ids in an independent random order.
@@ -238,6 +246,16 @@ def new_game(config: GameConfig, seed: int) -> GameState:
     order = sorted(_IDS, key=keys.__getitem__)
     kind_of = [_CANONICAL[i] for i in order]
     pile = sorted(_IDS, key=keys[DECK_SIZE:].__getitem__)
+    if ids is not None:
+        # Card c of the deal above becomes id relabel[c]: a uniform permutation from
+        # its own generator (independent of ``seed``), so the kinds in pile order are
+        # unchanged and no id of one labelling says anything about another's.
+        relabel = random.Random(ids).sample(_IDS, DECK_SIZE)
+        relabelled = [0] * DECK_SIZE
+        for c, k in enumerate(kind_of):
+            relabelled[relabel[c]] = k
+        kind_of = relabelled
+        pile = [relabel[c] for c in pile]
 
     seats = config.seats
     state = GameState.__new__(GameState)
