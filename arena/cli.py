@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -672,6 +673,10 @@ def main() -> None:
     # Warnings logged below the CLI (a replay not recovered, a sandbox fallback) quote
     # files and bots: they are printed through the stderr console too, not raw.
     logging.basicConfig(level=logging.WARNING, handlers=[ConsoleLogHandler(err)])
+    # SIGTERM stops a command as Ctrl-C does, at every moment: while games are played the
+    # tournament listens for both itself; before (bots building or starting) and after,
+    # it is turned into the SIGINT that every command already handles (exit 130).
+    signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
     try:
         app()
     except ArenaError as exc:

@@ -42,6 +42,8 @@ from arena.bots import (
     Budget,
     LineTooLong,
     Question,
+    StaleCount,
+    StaleFlood,
     lone_errors_unwrapped,
     open_bot,
 )
@@ -309,13 +311,14 @@ class Player:
         return self._take_id()
 
     async def send(self, message: Any, deadline_s: float) -> float:
-        """Write one message; returns the monotonic time the write began. (A write that
-        wakes the bot may return only after the bot has read the message and answered:
-        timing from the end of the write would under-count the bot's time.)"""
+        """Write one message within ``deadline_s``; returns the monotonic time the write
+        began, from which the reply's deadline runs too. (A write that wakes the bot may
+        return only after the bot has read the message and answered, and a bot that
+        keeps its stdin full must not gain the time its request waits there.)"""
         data = encode_line(message)
         began = trio.current_time()
         try:
-            with trio.fail_after(deadline_s) if math.isfinite(deadline_s) else contextlib.nullcontext():
+            with trio.fail_at(began + deadline_s) if math.isfinite(deadline_s) else contextlib.nullcontext():
                 await self._proc.send(data)
         except trio.TooSlowError:
             self.needs_restart = True  # a partial message may have been written
@@ -327,11 +330,14 @@ class Player:
 
     async def receive(self, request_id: int, expected: type, deadline: float) -> Any:
         """Read lines until the reply to ``request_id`` arrives or ``deadline`` (absolute,
-        monotonic) passes. Stale replies (an earlier ``re``) are discarded."""
+        monotonic) passes. Stale replies (an earlier ``re``) are discarded, up to the
+        bot layer's limit (see :class:`StaleCount`); a line read at or after the deadline
+        is a timeout, whatever it says."""
+        stale = StaleCount(self.max_line_bytes)
         while True:
             try:
                 with trio.fail_at(deadline) if math.isfinite(deadline) else contextlib.nullcontext():
-                    line = await self._proc.receive_line(self.max_line_bytes)
+                    line = await self._proc.receive_line(self.max_line_bytes)  # a checkpoint per line
             except trio.TooSlowError:
                 raise BotFault("timeout", "no reply before the deadline") from None
             except LineTooLong:
@@ -339,11 +345,16 @@ class Player:
             except BotCrashed as exc:
                 self.needs_restart = True
                 raise BotFault("crash", str(exc)) from None
+            if trio.current_time() >= deadline:
+                raise BotFault("timeout", "no reply before the deadline")
             reply = _check_reply(line, request_id, expected)
             if isinstance(reply, BotFault):
                 raise reply
             if reply is not None:
                 return reply
+            flood = stale.drop(line, self.name)
+            if flood is not None:
+                raise self.fault_for(flood)
 
     def fault_for(self, error: BotError) -> BotFault:
         """The fault for what the bot layer reported about one request to this bot."""
@@ -354,6 +365,8 @@ class Player:
             return BotFault("timeout", "no reply before the deadline")
         if isinstance(error, LineTooLong):
             return BotFault("malformed", f"a reply line longer than {self.max_line_bytes} bytes")
+        if isinstance(error, StaleFlood):
+            return BotFault("protocol", error.reason)
         self.needs_restart = True
         return BotFault("crash", str(error))
 

@@ -26,7 +26,15 @@ from ._errors import (
     describe_returncode,
     lone_errors_unwrapped,
 )
-from ._group import Answer, BotGroup, Question
+from ._group import (
+    MAX_STALE_BYTES,
+    MAX_STALE_LINES,
+    Answer,
+    BotGroup,
+    Question,
+    StaleCount,
+    StaleFlood,
+)
 from ._linereader import BoundedLineReader
 from ._process import DEFAULT_MAX_LINE, DEFAULT_STDERR_CAP, BotProcess, open_bot, serve_bot
 from ._spec import BotSpec, minimal_env
@@ -35,6 +43,8 @@ from ._timing import Bank, Budget, Reply, await_reply, request, send_request
 __all__ = [
     "DEFAULT_MAX_LINE",
     "DEFAULT_STDERR_CAP",
+    "MAX_STALE_BYTES",
+    "MAX_STALE_LINES",
     "Answer",
     "Bank",
     "Budget",
@@ -50,6 +60,8 @@ __all__ = [
     "LineTooLong",
     "Question",
     "Reply",
+    "StaleCount",
+    "StaleFlood",
     "await_reply",
     "describe_returncode",
     "lone_errors_unwrapped",

@@ -14,6 +14,9 @@ __all__ = ["BoundedLineReader"]
 _MIN_READ = 4096
 # Chunk size while skipping the rest of an overlong line.
 _DISCARD_READ = 65536
+# An overlong line that goes on is refused again after each this many more bytes (or four
+# times the cap, if more): a line with no end costs a bounded amount per refusal.
+_SKIP_REPORT = 1 << 20
 
 
 class BoundedLineReader:
@@ -32,8 +35,10 @@ class BoundedLineReader:
         # How many leading bytes of _buf are known to hold no b"\n": avoids rescanning a
         # long partial line from the start after every small read.
         self._scanned = 0
-        # True while skipping the remainder of an overlong line.
+        # True while skipping the remainder of an overlong line, and how many of its
+        # bytes have been skipped since it was last refused.
         self._discarding = False
+        self._skipped = 0
         self._eof = False
         self._busy = False
 
@@ -52,7 +57,8 @@ class BoundedLineReader:
 
         Raises :class:`LineTooLong` if the line is longer than ``max_bytes`` (terminator
         not counted); the rest of it is skipped, so the following call returns the line
-        after it. Raises :exc:`EOFError` at the end of the stream, also when the stream
+        after it (a line that goes on and on is refused again after every megabyte or
+        so skipped, so that no call skips without end). Raises :exc:`EOFError` at the end of the stream, also when the stream
         ends in the middle of a line (that fragment is never returned; the error's first
         argument is its length in bytes). At most about ``max_bytes`` bytes are buffered.
         """
@@ -107,7 +113,12 @@ class BoundedLineReader:
         returns at most ``n`` bytes without waiting (``b""`` at the end of the stream)
         or raises :exc:`BlockingIOError` when none are there. Returns the next line, or
         None when more bytes are needed (or the stream has ended: see :attr:`at_eof`).
-        Raises :class:`LineTooLong` as :meth:`receive_line` does."""
+        Raises :class:`LineTooLong` as :meth:`receive_line` does.
+
+        Each call makes at most one ``read_some`` call, so that the caller bounds the
+        work one wake-up may do however fast the stream comes: None then only means
+        "no whole line yet"; bytes still waiting are found by the next call (a caller
+        waiting for readiness sees them, as the reader holds no whole line then)."""
         if self._busy:
             raise trio.BusyResourceError("another task is already reading lines from this bot")
         buf = self._buf
@@ -115,40 +126,45 @@ class BoundedLineReader:
             line = self.take_buffered_line(max_bytes)
             if line is not None or self._eof:
                 return line
-        while True:
-            try:
-                data = read_some(_DISCARD_READ if self._discarding else max(max_bytes + 2 - len(buf), _MIN_READ))
-            except BlockingIOError:
-                return None
-            if data and not buf and not self._discarding:
-                end = data.find(b"\n")
-                if end == len(data) - 1:  # exactly one whole line (the usual reply): no copy
-                    stop = end - 1 if end > 0 and data[end - 1] == 0x0D else end
-                    if stop <= max_bytes:
-                        return data[:stop]
-            self.feed(data)
-            line = self.take_buffered_line(max_bytes)
-            if line is not None or self._eof:
-                return line
+        try:
+            data = read_some(_DISCARD_READ if self._discarding else max(max_bytes + 2 - len(buf), _MIN_READ))
+        except BlockingIOError:
+            return None
+        if data and not buf and not self._discarding:
+            end = data.find(b"\n")
+            if end == len(data) - 1:  # exactly one whole line (the usual reply): no copy
+                stop = end - 1 if end > 0 and data[end - 1] == 0x0D else end
+                if stop <= max_bytes:
+                    return data[:stop]
+        self.feed(data)
+        return self.take_buffered_line(max_bytes)
 
     def take_buffered_line(self, max_bytes: int) -> bytes | None:
         """The next complete line already buffered (as :meth:`receive_line` returns it),
         or None if more bytes are needed (or the stream has ended: see :attr:`at_eof`).
         Raises :class:`LineTooLong` as :meth:`receive_line` does."""
         if self._discarding:
-            self._skip_rest_of_long_line()
+            self._skip_rest_of_long_line(max_bytes)
             if self._discarding:
                 return None
         return self._take_line(max_bytes)
 
-    def _skip_rest_of_long_line(self) -> None:
+    def _skip_rest_of_long_line(self, max_bytes: int) -> None:
         end = self._buf.find(b"\n")
-        if end < 0:
-            self._buf.clear()
-        else:
+        self._scanned = 0
+        if end >= 0:
             del self._buf[: end + 1]
             self._discarding = False
-        self._scanned = 0
+            return
+        self._skipped += len(self._buf)
+        self._buf.clear()
+        report = max(_SKIP_REPORT, 4 * max_bytes)
+        if self._skipped >= report:
+            skipped, self._skipped = self._skipped, 0
+            raise LineTooLong(
+                f"line longer than {max_bytes} bytes still going: {skipped} more bytes with no newline skipped",
+                limit=max_bytes,
+            )
 
     def _take_line(self, max_bytes: int) -> bytes | None:
         """Pop one complete line from the buffer, or return None if there is none yet."""
@@ -161,6 +177,7 @@ class BoundedLineReader:
                 self._buf.clear()
                 self._scanned = 0
                 self._discarding = True
+                self._skipped = 0
                 raise LineTooLong(
                     f"line longer than {max_bytes} bytes (no newline in its first {size} bytes)",
                     limit=max_bytes,

@@ -495,6 +495,7 @@ def _spawn(spec: BotSpec, stderr_cap: int) -> BotProcess:
             env=env,
             start_new_session=True,
             close_fds=True,
+            pass_fds=jail.pass_fds if jail is not None else (),  # the sandbox's system call filter
             preexec_fn=preexec,
         )
     except (OSError, subprocess.SubprocessError) as exc:

@@ -83,8 +83,8 @@ class Bank:
 
     def deadline_for_turn(self) -> float:
         """This turn's real timeout in seconds: ``turn_ms`` plus what is left of the bank,
-        scaled (``inf`` with ``no_timeout``). Measured from the request written to the
-        reply's newline read."""
+        scaled (``inf`` with ``no_timeout``). Measured from the moment the request begins
+        to be written to the reply's newline read."""
         return self.budget.seconds(self.budget.turn_ms + self.remaining_ms)
 
     def charge(self, elapsed_ms: float) -> float:
@@ -101,8 +101,9 @@ class Bank:
 
 @dataclass(frozen=True)
 class Reply:
-    """A reply line (without its terminator) and how long it took: from the request
-    fully written to the reply's newline read, in seconds of :func:`trio.current_time`."""
+    """A reply line (without its terminator) and how long it took: from the moment the
+    request began to be written to the reply's newline read, in seconds of
+    :func:`trio.current_time`."""
 
     line: bytes
     elapsed_s: float
@@ -124,14 +125,15 @@ class Channel(Protocol):
 
 
 async def send_request(bot: Channel, data: bytes, *, timeout_s: float) -> float:
-    """Write one request and return the :func:`trio.current_time` at which it was fully
-    written (the start of the reply's clock).
+    """Write one request and return the :func:`trio.current_time` at which its write
+    began: the start of the reply's clock, so that ``timeout_s`` covers the write and
+    the wait for the reply together (a bot that keeps its stdin full gains no time).
 
     Raises :class:`BotWriteTimeout` if it could not be written within ``timeout_s``
     (the bot is then broken), or :class:`BotCrashed` from :meth:`BotProcess.send`.
     """
     start = trio.current_time()
-    with trio.move_on_after(timeout_s) as scope:
+    with trio.move_on_at(start + timeout_s) as scope:
         await bot.send(data)
     if scope.cancelled_caught:
         raise BotWriteTimeout(
@@ -140,7 +142,7 @@ async def send_request(bot: Channel, data: bytes, *, timeout_s: float) -> float:
             timeout_s=timeout_s,
             elapsed_s=trio.current_time() - start,
         )
-    return trio.current_time()
+    return start
 
 
 async def await_reply(
@@ -148,13 +150,17 @@ async def await_reply(
 ) -> Reply:
     """Wait for the next line until ``sent_at + timeout_s``.
 
-    Raises :class:`BotTimeout` when the deadline passes first. Nothing is lost then: a
-    late reply stays buffered and is the next line read (the referee discards it by its
-    ``re``). :class:`LineTooLong` and :class:`BotCrashed` pass through.
+    Raises :class:`BotTimeout` when the deadline passes first, and also for a line
+    whose newline was read only at or after the deadline (it never counts as in time).
+    A reply still unread then stays buffered and is the next line read (the referee
+    discards it by its ``re``). :class:`LineTooLong` and :class:`BotCrashed` pass through.
     """
-    with trio.move_on_at(sent_at + timeout_s):
+    deadline = sent_at + timeout_s
+    with trio.move_on_at(deadline):
         line = await bot.receive_line(max_bytes)
-        return Reply(line, trio.current_time() - sent_at)
+        now = trio.current_time()
+        if now < deadline:
+            return Reply(line, now - sent_at)
     raise BotTimeout(
         f"no reply within {timeout_s:.3f} s",
         bot=bot.name,
@@ -166,9 +172,9 @@ async def await_reply(
 async def request(
     bot: Channel, data: bytes, *, timeout_s: float, max_bytes: int = DEFAULT_MAX_LINE
 ) -> Reply:
-    """Send one request and wait for one line, each step within ``timeout_s``.
+    """Send one request and wait for one line, both within ``timeout_s``.
 
-    The reply's clock starts when the request is fully written (see
+    The reply's clock starts when the request begins to be written (see
     :func:`send_request` and :func:`await_reply`, which the referee can also use apart,
     e.g. to write every seat's ``act`` first and then await all replies in parallel).
     """

@@ -20,6 +20,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.text import printable
+
 from ._errors import BotError, BotStartError, describe_returncode
 from ._process import BotSpec
 from .files import MAX_MANIFEST_BYTES, SKIP_DIRS, BotFilesError, copy_bot, hash_bot, read_small_file
@@ -422,7 +424,7 @@ def prepare_bot(manifest: BotManifest, cache_dir: Path, sandbox: SandboxSettings
         if built.returncode != 0:
             # The build's own words, in one line of printable text (no terminal escapes).
             lines = built.output[-4096:].decode(errors="replace").strip().splitlines()[-3:]
-            tail = ["".join(c if c.isprintable() else "?" for c in line)[:300] for line in lines]
+            tail = [printable(line, limit=300) for line in lines]
             why = f" ({built.explanation})" if built.explanation else ""
             how = f"exit status {built.returncode}" if built.returncode > 0 else describe_returncode(built.returncode)
             raise BuildError(f"bot {manifest.name}: build failed with {how}{why} (log: {log}): " + " | ".join(tail))

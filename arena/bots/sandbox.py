@@ -13,8 +13,9 @@ Levels (``--sandbox``):
   its links, the Python installation and the arena's packages, the operator's toolchain
   folders) with the bot's own folder read-only and a private, size-capped ``/tmp`` as the
   only writable place, no view of other bots or of the results, its own PID namespace (so
-  the whole tree dies with it, double-forked grandchildren included), and no
-  capabilities. When the arena runs as root, the bot runs as an unprivileged user id of
+  the whole tree dies with it, double-forked grandchildren included), no
+  capabilities, and a system call filter (:mod:`arena.bots._seccomp`: no kernel key
+  rings, no ptrace, no new namespaces…; see docs/sandbox.md). When the arena runs as root, the bot runs as an unprivileged user id of
   its own (``setpriv``), so that the process-count limit holds; a pids cgroup caps it too
   where there is one.
 
@@ -64,7 +65,7 @@ from typing import TypeVar
 
 import trio
 
-from . import _cgroup
+from . import _cgroup, _seccomp
 from ._errors import BotStartError
 from ._proctree import child_setup_hook, children_of
 from ._tail import ByteTail
@@ -270,17 +271,25 @@ def _probe_strict() -> StrictSupport:
     true_program = shutil.which("true", path="/usr/bin:/bin")
     if env_program is None or true_program is None:
         return StrictSupport(False, "env and true (from coreutils) are not in /usr/bin: install coreutils", bwrap)
+    try:
+        _seccomp.program()
+    except _seccomp.UnsupportedMachine as exc:
+        return StrictSupport(False, str(exc), bwrap)
     probe = StrictSupport(True, "", bwrap, setpriv, env_program)
     here = Path(tempfile.gettempdir())
     uid = _UIDS.take() if os.geteuid() == 0 else None
-    argv = _strict_argv(probe, Sandbox(Level.STRICT, DEFAULT_LIMITS, here), here, [true_program], uid=uid)
+    seccomp_fd = _seccomp.filter_fd()
+    argv = _strict_argv(
+        probe, Sandbox(Level.STRICT, DEFAULT_LIMITS, here), here, [true_program], uid=uid, seccomp_fd=seccomp_fd
+    )
     try:
         proc = subprocess.run(
-            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=20, env=launcher_env()
+            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=20, env=launcher_env(), pass_fds=(seccomp_fd,)
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return StrictSupport(False, f"bwrap cannot start a sandbox here: {exc}", bwrap)
     finally:
+        os.close(seccomp_fd)
         _UIDS.give_back(argv)
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip().splitlines()
@@ -597,25 +606,38 @@ def _check_enterable(name: str, expose: Path, argv: Sequence[str]) -> None:
             )
 
 
+#: Files of ``/proc`` that show the kernel's key rings (every key others may view, and each
+#: user's key counts): not namespaced by bwrap, so they are covered (unreadable) under
+#: ``strict``; the key system calls themselves are refused by the filter.
+_MASKED_PROC = ("/proc/keys", "/proc/key-users")
+
+
 def _strict_argv(
-    support: StrictSupport, sandbox: Sandbox, cwd: Path, argv: list[str], *, uid: int | None,
+    support: StrictSupport, sandbox: Sandbox, cwd: Path, argv: list[str], *, uid: int | None, seccomp_fd: int,
     env: Mapping[str, str] | None = None,
 ) -> list[str]:
     """bwrap's command line for ``argv`` (whose program is a path with a ``/`` that the
     sandbox shows, see :func:`_strict_program`). The launchers (bwrap, setpriv, env) get
     :func:`launcher_env`; ``env`` is handed by ``env -i`` to the bot's program alone, as
-    the last step inside every confinement."""
+    the last step inside every confinement. ``seccomp_fd`` is the system call filter
+    (:func:`arena.bots._seccomp.filter_fd`), which the spawn must pass on (``pass_fds``):
+    bwrap installs it before it execs setpriv, so it holds for everything after."""
     assert support.bwrap is not None and support.env is not None
     limits = sandbox.limits
     args = [
         support.bwrap,
         "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--die-with-parent", "--new-session",
+        "--die-with-parent", "--new-session", "--seccomp", str(seccomp_fd),
     ]
     if uid is None:
-        args.append("--unshare-user")  # not root: a user namespace gives bwrap its rights
+        # Not root: a user namespace gives bwrap its rights; no further one may be made in
+        # it (the filter refuses that too; this holds even for a call the filter misses).
+        args += ["--unshare-user", "--disable-userns"]
     args += _system_binds()
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(limits.tmp_mb * _MB), "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc"]
+    for masked in _MASKED_PROC:  # kernel state of the whole machine, not of the PID namespace
+        args += ["--ro-bind", "/dev/null", masked]
+    args += ["--dev", "/dev", "--perms", "1777", "--size", str(limits.tmp_mb * _MB), "--tmpfs", "/tmp"]
     made = {Path("/"), Path("/usr"), Path("/tmp"), Path("/proc"), Path("/dev"), Path("/etc")}
     bound = [Path("/usr")]
     extra = [p for p in _package_dirs() if p.exists()]
@@ -721,6 +743,7 @@ class Jail:
         self._oom0 = 0
         self._closed = False
         self.wrapped = False  # the main process is bwrap, which reports a signal as 128 + N
+        self._seccomp_fd: int | None = None  # the filter bwrap reads, until the spawn has it
         limits = self.limits
         try:
             if self.level is not Level.NONE:
@@ -746,7 +769,10 @@ class Jail:
                 if os.geteuid() == 0 and not sandbox.writable:
                     _check_enterable(name, sandbox.expose, argv)
                 self._uid = _UIDS.take() if os.geteuid() == 0 else None
-                argv = _strict_argv(support, sandbox, cwd, [program, *argv[1:]], uid=self._uid, env=env)
+                self._seccomp_fd = _seccomp.filter_fd()
+                argv = _strict_argv(
+                    support, sandbox, cwd, [program, *argv[1:]], uid=self._uid, seccomp_fd=self._seccomp_fd, env=env
+                )
                 launcher = launcher_env()
                 self.wrapped = True
             elif self.level is Level.LIMITS:
@@ -788,7 +814,22 @@ class Jail:
 
         return hook
 
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        """The fds the spawn must hand on to the process it execs (``Popen(pass_fds=...)``):
+        under ``strict``, the system call filter bwrap reads."""
+        return () if self._seccomp_fd is None else (self._seccomp_fd,)
+
+    def _close_seccomp_fd(self) -> None:
+        if self._seccomp_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._seccomp_fd)
+            self._seccomp_fd = None
+
     def started(self, pid: int) -> None:
+        """After the spawn: the jail learns the pid, and the parent's copy of the filter's
+        fd is closed (the child has its own)."""
+        self._close_seccomp_fd()
         self.pid = pid
         if self.cgroup is not None:
             self.cgroup.spawned()
@@ -882,6 +923,11 @@ class Jail:
             return f"it wrote a file over the size limit of {self.limits.tmp_mb} MB"
         if returncode == -signal.SIGXCPU:
             return "it went over its CPU time limit"
+        if returncode == -signal.SIGSYS and self.level is Level.STRICT:
+            return (
+                "the sandbox killed it: it made a system call through an ABI the strict sandbox's filter does not "
+                "allow (32-bit or x32)"
+            )
         return ""
 
     def remaining(self) -> list[int]:
@@ -891,6 +937,7 @@ class Jail:
     def close(self) -> None:
         """After the tree is dead: remove the groups and the temporary folder, and free
         the user id. Idempotent."""
+        self._close_seccomp_fd()
         if self._closed:
             return
         self._closed = True
@@ -1032,6 +1079,7 @@ def run_build(
             proc = subprocess.Popen(
                 jail.argv if jail else argv, cwd=cwd, env=jail.env if jail else env, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=pre,
+                pass_fds=jail.pass_fds if jail else (),
             )
         except OSError as exc:
             reason = (exc.strerror or str(exc)) + (f": {exc.filename!r}" if exc.filename else "")

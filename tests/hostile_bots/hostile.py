@@ -11,8 +11,11 @@ from the replay.
 
 from __future__ import annotations
 
+import ctypes
+import fcntl
 import json
 import os
+import select
 import signal
 import socket
 import sys
@@ -35,6 +38,9 @@ def sleep_forever() -> None:
 
 
 def send(obj: dict) -> None:
+    if FLOOD.running:
+        FLOOD.send(obj, 0.0)
+        return
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
 
@@ -95,6 +101,8 @@ def misbehave() -> None:
         os.kill(os.getpid(), signal.SIGSEGV)
     elif b == "ignore_term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    elif b == "stale_flood":
+        FLOOD.start()
     elif b in BAD_REPLIES or b in ("slow_once", "slow_always"):
         pass  # these change the replies themselves (see answer)
     else:
@@ -126,6 +134,14 @@ def answer(msg: dict, reply: dict) -> None:
         sys.stdout.buffer.write(line + b"\n")
         sys.stdout.flush()
         return
+    if b == "stale_flood":
+        # The real answer only once every other seat's deadline has passed (or after
+        # ARGS[0] seconds), behind the flood.
+        me = msg["seat"]
+        others = [bank for seat, bank in enumerate(msg["banks_ms"]) if seat != me] or [0]
+        hold = float(ARGS[0]) if ARGS else (msg["time_ms"] - msg["banks_ms"][me] + max(others) + 300) / 1000
+        FLOOD.send(reply, hold)
+        return
     if b in ("slow_once", "slow_always"):
         # Just past this act's deadline: the reply arrives stale, while the referee waits
         # for the next request's (which it must not count for).
@@ -137,6 +153,116 @@ def answer(msg: dict, reply: dict) -> None:
 def spin() -> None:
     while True:
         pass
+
+
+F_SETPIPE_SZ = 1031
+
+
+class Flood:
+    """Keeps stdout (enlarged to 1 MiB) always full of valid but stale replies, from one
+    writer thread that also sends the real replies, each when it is due (one writer:
+    a big write is not atomic, and a reply must not land inside a stale line)."""
+
+    STALE = b'{"type":"ack","re":0}\n'
+
+    def __init__(self) -> None:
+        self.running = False
+        self.lock = threading.Lock()
+        self.pending: list[tuple[float, bytes]] = []
+
+    def start(self) -> None:
+        try:
+            fcntl.fcntl(1, F_SETPIPE_SZ, 1 << 20)
+        except OSError as exc:
+            report("pipe_size", f"not enlarged: {exc}")
+        self.running = True
+        threading.Thread(target=self.write, daemon=True).start()
+
+    def send(self, obj: dict, delay: float) -> None:
+        with self.lock:
+            self.pending.append((time.monotonic() + delay, (json.dumps(obj) + "\n").encode()))
+
+    def write(self) -> None:
+        chunk = self.STALE * (65536 // len(self.STALE))
+        while True:
+            now = time.monotonic()
+            with self.lock:
+                due = [p for p in self.pending if p[0] <= now]
+                self.pending = [p for p in self.pending if p[0] > now]
+            for _, data in due:
+                os.write(1, data)
+            os.write(1, chunk)
+
+
+FLOOD = Flood()
+
+
+def tee_hold(hold_s: float, hold_acts: int, think_s: float) -> None:
+    """Answers every request at once, but reads it with tee(2) (a copy: the bytes stay
+    in stdin, shrunk to one page), so that the next request does not fit and the
+    referee's write waits; meanwhile it "thinks" (spins) for ``hold_s``, up to
+    ``hold_acts`` times a game, then drains the old requests to let the new one in,
+    and answers that one after ``think_s`` more (so that the two together, not each
+    alone, exceed a deadline). It reports how long each request was held out
+    (``REPORT held_s=...``)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fcntl.fcntl(0, F_SETPIPE_SZ, 4096)
+    r, w = os.pipe()
+    fcntl.fcntl(w, F_SETPIPE_SZ, 1 << 20)
+    kept: list[int] = []  # lengths of the handled requests still at the head of stdin
+
+    def new_line(timeout: float | None = None) -> bytes | None:
+        if not select.select([0], [], [], timeout)[0]:
+            return None
+        n = libc.tee(0, w, ctypes.c_size_t(1 << 20), 2)  # SPLICE_F_NONBLOCK
+        data = os.read(r, n) if n > 0 else b""
+        if not data and not kept:
+            raise SystemExit(0)  # the end of the input
+        rest = data[sum(kept):]
+        return rest[: rest.index(b"\n") + 1] if b"\n" in rest else None
+
+    def drop_oldest() -> None:
+        n, got = kept.pop(0), 0
+        while got < n:
+            got += len(os.read(0, n - got))
+
+    def say(obj: dict) -> None:
+        os.write(1, (json.dumps(obj) + "\n").encode())
+
+    held = 0
+    slow = False  # the request after a hold: answered after think_s
+    while True:
+        line = new_line()
+        while line is None:  # it is coming: make room if the pipe is full
+            line = new_line(0.02)
+            if line is None and kept:
+                drop_oldest()
+        kept.append(len(line))
+        msg = json.loads(line)
+        kind, rid = msg["type"], msg["id"]
+        if kind == "act":
+            if slow:
+                time.sleep(think_s)
+                slow = False
+            say({"type": "action", "re": rid, **msg["legal"][0]})
+            if held < hold_acts:
+                start = time.monotonic()
+                while time.monotonic() - start < hold_s:
+                    if new_line(0) is not None:  # it got in after all: its clock runs
+                        break
+                else:
+                    held += 1
+                    slow = True
+                    report("held_s", f"{time.monotonic() - start:.3f}")
+        elif kind == "hello":
+            say({"type": "hello", "re": rid, "version": 1, "name": "hostile-tee", "bot_version": "1"})
+        elif kind == "game_start":
+            held = 0
+            say({"type": "ready", "re": rid})
+        elif kind == "game_over":
+            say({"type": "ack", "re": rid})
+        else:
+            return
 
 
 def flood_stderr() -> None:
@@ -231,6 +357,10 @@ def kill_parent() -> None:
 
 
 def main() -> None:
+    if BEHAVIOUR == "tee_hold":
+        hold_s, hold_acts, think_s = [*ARGS, *["10", "3", "0"][len(ARGS) :]][:3]  # defaults for the missing
+        tee_hold(float(hold_s), int(hold_acts), float(think_s))
+        return
     acts = 0
     triggered = False
     if TRIGGER == 0:
