@@ -270,12 +270,15 @@ def test_a_bot_toml_that_is_a_fifo_a_link_or_not_utf8_is_refused_naming_it(tmp_p
 
 def test_an_ordinary_folder_hashes_as_it_always_did(tmp_path: Path) -> None:
     bot = good_bot(tmp_path / "plain")
-    for rel in ("a/x.py", "a-b/x.py", "a/b/c.txt", "z.txt", "__pycache__/m.pyc", "a/old.pyc", ".git/HEAD"):
+    for rel in ("a/x.py", "a-b/x.py", "a/b/c.txt", "z.txt", "__pycache__/m.pyc", "a/__pycache__/x.pyc", ".git/HEAD"):
         (bot / rel).parent.mkdir(parents=True, exist_ok=True)
         (bot / rel).write_text(rel)
     (bot / "run.sh").write_text("#!/bin/sh\n")
     (bot / "run.sh").chmod(0o755)
     assert content_hash(bot) == old_content_hash(bot)
+    # A .pyc outside __pycache__ is importable without its source: it is part of the bot now.
+    (bot / "a" / "old.pyc").write_text("a/old.pyc")
+    assert content_hash(bot) != old_content_hash(bot)
     for name in ("greedy", "mcts", "js-greedy", "c-greedy"):
         assert content_hash(EXAMPLES / name) == old_content_hash(EXAMPLES / name)
 

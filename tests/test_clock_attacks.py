@@ -167,18 +167,18 @@ def test_a_signal_during_a_stale_flood_ends_the_run_at_once(tmp_path: Path, sign
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
     try:
         deadline = time.monotonic() + 30
-        while len(proc_helpers.processes_in(bots)) < 2 and time.monotonic() < deadline:
+        while len(proc_helpers.processes_in(tmp_path / "results" / "build")) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(proc_helpers.processes_in(bots)) >= 2, "the bots never started"
+        assert len(proc_helpers.processes_in(tmp_path / "results" / "build")) >= 2, "the bots never started"
         time.sleep(1.0)  # the flood is on, the game waits on the hung bot
         assert proc.poll() is None
         sent = time.monotonic()
         proc.send_signal(signum)
         _, err = proc.communicate(timeout=15)
         exited_s = time.monotonic() - sent
-        while proc_helpers.processes_in(bots) and time.monotonic() < sent + 10:
+        while proc_helpers.processes_in(tmp_path / "results" / "build") and time.monotonic() < sent + 10:
             time.sleep(0.02)
-        left = proc_helpers.processes_in(bots)
+        left = proc_helpers.processes_in(tmp_path / "results" / "build")
     finally:
         if proc.poll() is None:
             proc.kill()

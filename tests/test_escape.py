@@ -245,7 +245,7 @@ def test_a_bots_path_never_widens_what_strict_shows(path_value: str, tmp_path: P
     assert seen[str(host["secret"])] == "FileNotFoundError"
     assert seen[str(host["other"] / "strategy.py")] == "FileNotFoundError"
     assert seen[str(host["other"])] == "FileNotFoundError"
-    assert seen[str(tmp_path)] == ["bots"]  # only the way down to the bot's own folder
+    assert seen[str(tmp_path)] == ["cache"]  # only the way down to the bot's own copy, in the cache
 
 
 @needs_strict
@@ -265,6 +265,9 @@ def test_a_program_found_only_outside_the_view_is_a_clear_start_error(tmp_path: 
         with pytest.raises(BotStartError) as caught:
             trio.run(first_line, spec)
         message = str(caught.value)
+        if name == "relative":  # the bot runs from its copy in the cache: ../other leads nowhere there
+            assert message.startswith(f"bot {name!r}: cannot start: '../other/prog' not found")
+            continue
         assert message.startswith(f"bot {name!r}: cannot start: its program ")
         assert "outside what the strict sandbox shows" in message
         assert f'toolchains = ["{folder}"]' in message and "ARENA_TOOLCHAINS" in message
@@ -455,11 +458,11 @@ def test_toolchains_may_come_from_the_operators_environment(monkeypatch: pytest.
 
 @needs_strict
 @pytest.mark.skipif(os.geteuid() != 0, reason="only a root arena runs a bot as a user of its own")
-def test_a_bot_folder_others_cannot_enter_is_a_clear_start_error(tmp_path: Path) -> None:
+def test_a_bot_folder_others_cannot_enter_still_runs_from_its_copy(tmp_path: Path) -> None:
+    """The strict bot's user may enter only what lets "other" in: the copy the bot runs
+    from is made so (folders 0755, files 0644 or 0755), whatever the modes of its folder."""
     bot = write_bot(tmp_path / "bots" / "closed", 'name = "closed"\nrun = ["{python}", "peek.py"]\n', {"peek.py": PEEK})
     bot.chmod(0o700)
+    (bot / "peek.py").chmod(0o600)
     spec = prepare_bot(find_bot(bot), tmp_path / "cache", SandboxSettings(Level.STRICT))
-    with pytest.raises(BotStartError, match=rf"bot 'closed': cannot start: its folder {bot} is mode 0700; .* chmod o\+rx"):
-        trio.run(first_line, spec)
-    bot.chmod(0o755)
     assert json.loads(trio.run(first_line, spec)) == {}

@@ -65,6 +65,11 @@ def processes_in(folder: Path) -> list[str]:
     return [f"{pid}: {cmd}" for pid, cmd in proc_helpers.processes_in(folder).items()]
 
 
+def running_from(results: Path) -> Path:
+    """Where the bots of a run into ``results`` run: their copies in its build cache."""
+    return results / "build"
+
+
 def tree_snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     return {
         str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
@@ -284,9 +289,9 @@ def test_hostile_tournament_completes_and_the_good_bot_is_unaffected(tournament:
 def test_no_process_is_left_and_nothing_outside_is_changed(tournament: Tournament) -> None:
     tournament.wait()
     deadline = time.monotonic() + 5
-    while processes_in(tournament.bots) and time.monotonic() < deadline:
+    while processes_in(running_from(tournament.results)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert processes_in(tournament.bots) == []
+    assert processes_in(running_from(tournament.results)) == []
     after = {
         **{f"bots/{k}": v for k, v in tree_snapshot(tournament.bots).items()},
         **{f"outside/{k}": v for k, v in tree_snapshot(tournament.outside).items()},
@@ -450,7 +455,11 @@ def test_strict_blocks_network_snooping_files_and_signals(tournament: Tournament
     (seat, snoop), *_ = tournament.replays("snoop")
     reports = stderr_reports(snoop, seat)
     reads = {k: v for k, v in reports.items() if k.startswith("read ")}
-    assert len(reads) == 4 and all(v.startswith("blocked") for v in reads.values()), reports
+    results = reads.pop(f"read {tournament.results}")
+    assert len(reads) == 3 and all(v.startswith("blocked") for v in reads.values()), reports
+    # The bot runs from its copy in results/build: of the results folder it sees only the
+    # empty way there that the sandbox makes, never what the folder holds.
+    assert results.startswith("blocked") or results == "ALLOWED ['build']", reports
     assert "greedy" not in reports["list_parent"]
     (seat, killer), *_ = tournament.replays("kill-parent")
     assert stderr_reports(killer, seat)["kill_parent"].startswith("blocked PermissionError")
@@ -473,15 +482,15 @@ def test_sigkill_of_the_arena_leaves_no_strict_bot_running(tmp_path: Path) -> No
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path,
     )
     deadline = time.monotonic() + 20
-    while len(processes_in(bots)) < 3 and time.monotonic() < deadline:
+    while len(processes_in(running_from(tmp_path / "results"))) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert processes_in(bots), "the bots never started"
+    assert processes_in(running_from(tmp_path / "results")), "the bots never started"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 5
-    while processes_in(bots) and time.monotonic() < deadline:
+    while processes_in(running_from(tmp_path / "results")) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert processes_in(bots) == []
+    assert processes_in(running_from(tmp_path / "results")) == []
 
 
 # -- the arena itself under signals -------------------------------------------------------------
@@ -526,17 +535,17 @@ def test_a_signal_to_the_arena_ends_every_bot_and_says_so(tmp_path: Path, comman
     try:
         # Wait until the game is under way: every bot and the grandchild are running.
         deadline = time.monotonic() + 30
-        while len(processes_in(bots)) < 4 and time.monotonic() < deadline:
+        while len(processes_in(running_from(tmp_path / "results"))) < 4 and time.monotonic() < deadline:
             time.sleep(0.05)
-        running = processes_in(bots)
+        running = processes_in(running_from(tmp_path / "results"))
         assert len(running) >= 4, running
         time.sleep(0.3)  # the hung bot is now being waited on
         sent = time.monotonic()
         proc.send_signal(signum)
-        while processes_in(bots) and time.monotonic() < sent + 10:
+        while processes_in(running_from(tmp_path / "results")) and time.monotonic() < sent + 10:
             time.sleep(0.01)
         gone_s = time.monotonic() - sent
-        left = processes_in(bots)
+        left = processes_in(running_from(tmp_path / "results"))
         _, err = proc.communicate(timeout=20)
         exited_s = time.monotonic() - sent
     finally:
@@ -563,16 +572,16 @@ def test_sigkill_of_a_tournament_leaves_no_strict_bot_running(tmp_path: Path) ->
             "--turn-ms", "60000", "--bank-ms", "0", "--sandbox", "strict"]
     proc = subprocess.Popen([sys.executable, "-m", "arena", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
     deadline = time.monotonic() + 30
-    while len(processes_in(bots)) < 4 and time.monotonic() < deadline:
+    while len(processes_in(running_from(tmp_path / "results"))) < 4 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(processes_in(bots)) >= 4
+    assert len(processes_in(running_from(tmp_path / "results"))) >= 4
     sent = time.monotonic()
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    while processes_in(bots) and time.monotonic() < sent + 10:
+    while processes_in(running_from(tmp_path / "results")) and time.monotonic() < sent + 10:
         time.sleep(0.01)
     print(f"run SIGKILL strict: last bot gone {(time.monotonic() - sent) * 1000:.0f} ms after the signal")
-    assert processes_in(bots) == []
+    assert processes_in(running_from(tmp_path / "results")) == []
 
 
 def test_sigkill_at_limits_leaves_what_the_next_start_sweeps(tmp_path: Path) -> None:
@@ -590,7 +599,7 @@ def test_sigkill_at_limits_leaves_what_the_next_start_sweeps(tmp_path: Path) -> 
     )
     temp = Path(tempfile.gettempdir())
     deadline = time.monotonic() + 20
-    while (len(list(temp.glob(f"sushigo-bot-{proc.pid}-*"))) < 2 or len(processes_in(bots)) < 3) and time.monotonic() < deadline:
+    while (len(list(temp.glob(f"sushigo-bot-{proc.pid}-*"))) < 2 or len(processes_in(running_from(tmp_path / "results"))) < 3) and time.monotonic() < deadline:
         time.sleep(0.05)
     left = sorted(temp.glob(f"sushigo-bot-{proc.pid}-*"))
     assert [p.name.split("-")[3] for p in left] == ["player", "sleepy"], left
@@ -611,7 +620,7 @@ def test_sigkill_at_limits_leaves_what_the_next_start_sweeps(tmp_path: Path) -> 
     finally:
         shutil.rmtree(alive)
     if cgroups:
-        assert processes_in(bots) == []
+        assert processes_in(running_from(tmp_path / "results")) == []
 
 
 def test_the_containment_table_tool_measures_each_behaviour() -> None:

@@ -109,7 +109,7 @@ def test_limits_without_cgroups_caps_memory_and_ends_a_double_forked_tree(tmp_pa
     assert "MemoryError" in crash[0].message
     assert [f for f in record.replay.faults if f.seat == 1] == []
     assert record.replay.usage[1].cpu_ms is not None and record.replay.usage[1].sandbox == "limits"
-    assert in_folder(bots) == []
+    assert in_folder(tmp_path) == []  # the bots ran from their copies in the cache, tmp_path
     assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("sushigo-bot-*-hog-*"))  # its temp folder is gone
 
 

@@ -1,5 +1,5 @@
 """`arena validate` and `arena submit` with real bot processes: every example bot passes,
-and each purpose-broken bot in tests/validate_bots/ fails the check that covers its
+and each purpose-broken bot (tests/validate_bots/_broken.py) fails the check that covers its
 fault, with a message that says what was sent, what came back and where to read more."""
 
 from __future__ import annotations
@@ -36,6 +36,15 @@ CHECK_NAMES = [
     "chopsticks offered", "wasabi before nigiri", "chopsticks returned", "last card of a round",
     "dummy: controller turn", "dummy: other player's turn", "fault in last_action", "time",
 ]
+
+
+def broken_bot(fault: str, where: Path) -> Path:
+    """The purpose-broken bot ``fault`` as one file ``where/<fault>.py``: _broken.py, then
+    ``main(fault)`` (a single-file bot runs from a copy of its own file: it imports no module beside it)."""
+    bot = where / f"{fault}.py"
+    where.mkdir(parents=True, exist_ok=True)
+    bot.write_text((BROKEN / "_broken.py").read_text(encoding="utf-8") + f"\n\nmain({fault!r})\n", encoding="utf-8")
+    return bot
 
 
 def run_validate(path: Path, tmp_path: Path, ts: TimeSettings = TOURNAMENT) -> ValidationReport:
@@ -111,7 +120,7 @@ def test_every_protocol_section_named_exists_in_protocol_md() -> None:
 
 
 def test_a_bot_that_never_answers_hello(tmp_path: Path) -> None:
-    report = run_validate(BROKEN / "silent_hello.py", tmp_path, TimeSettings(hello_ms=300))
+    report = run_validate(broken_bot("silent_hello", tmp_path), tmp_path, TimeSettings(hello_ms=300))
     hello = check(report, "hello")
     assert not hello.passed
     assert "no reply before the deadline" in hello.message and "flush" in hello.message
@@ -121,7 +130,7 @@ def test_a_bot_that_never_answers_hello(tmp_path: Path) -> None:
 
 
 def test_a_bot_that_speaks_an_unsupported_protocol_version(tmp_path: Path) -> None:
-    report = run_validate(BROKEN / "version.py", tmp_path)
+    report = run_validate(broken_bot("version", tmp_path), tmp_path)
     hello = check(report, "hello")
     assert not hello.passed
     assert "protocol version 2" in hello.message and "[1]" in hello.message
@@ -130,7 +139,7 @@ def test_a_bot_that_speaks_an_unsupported_protocol_version(tmp_path: Path) -> No
 
 
 def test_a_bot_that_crashes_on_its_first_chopsticks_offer(tmp_path: Path) -> None:
-    report = run_validate(BROKEN / "chopsticks_crash.py", tmp_path)
+    report = run_validate(broken_bot("chopsticks_crash", tmp_path), tmp_path)
     assert check(report, "hello").passed
     chopsticks = check(report, "chopsticks offered")
     assert not chopsticks.passed
@@ -142,7 +151,7 @@ def test_a_bot_that_crashes_on_its_first_chopsticks_offer(tmp_path: Path) -> Non
 
 
 def test_a_bot_that_answers_with_an_illegal_card(tmp_path: Path) -> None:
-    report = run_validate(BROKEN / "illegal.py", tmp_path)
+    report = run_validate(broken_bot("illegal", tmp_path), tmp_path)
     game = check(report, "2 players, standard")
     assert not game.passed
     assert game.summary == "illegal at 2 players, standard, round 1 turn 1"
@@ -152,7 +161,7 @@ def test_a_bot_that_answers_with_an_illegal_card(tmp_path: Path) -> None:
 
 
 def test_a_bot_that_ignores_the_dummy_controller_duty(tmp_path: Path) -> None:
-    report = run_validate(BROKEN / "dummy_ignored.py", tmp_path)
+    report = run_validate(broken_bot("dummy_ignored", tmp_path), tmp_path)
     controller = check(report, "dummy: controller turn")
     assert not controller.passed
     assert "no dummy_card" in controller.message and "dummy: true" in controller.message
@@ -162,7 +171,7 @@ def test_a_bot_that_ignores_the_dummy_controller_duty(tmp_path: Path) -> None:
 
 
 def test_a_bot_that_prints_non_json(tmp_path: Path) -> None:
-    report = run_validate(BROKEN / "non_json.py", tmp_path)
+    report = run_validate(broken_bot("non_json", tmp_path), tmp_path)
     game = check(report, "2 players, standard")
     assert not game.passed
     assert game.summary.startswith("malformed at 2 players, standard")
@@ -171,7 +180,7 @@ def test_a_bot_that_prints_non_json(tmp_path: Path) -> None:
 
 
 def test_a_bot_that_times_out(tmp_path: Path) -> None:
-    report = run_validate(BROKEN / "slow.py", tmp_path, TimeSettings(hello_ms=5_000, turn_ms=100, bank_ms=100))
+    report = run_validate(broken_bot("slow", tmp_path), tmp_path, TimeSettings(hello_ms=5_000, turn_ms=100, bank_ms=100))
     timing = check(report, "time")
     assert not timing.passed
     assert "no answer within time_ms=200 ms" in timing.message  # turn 100 + the full bank 100
@@ -232,10 +241,8 @@ def test_validate_json_is_one_object_for_scripts() -> None:
     assert all(set(c) == {"name", "passed", "message", "protocol_section"} for c in data["checks"])
 
 
-def test_validate_table_marks_each_check_and_exits_1_on_a_failure() -> None:
-    # At level limits: this single-file bot imports a sibling module, which the strict
-    # sandbox does not show a single-file bot (it sees its own file only).
-    result = runner.invoke(app, ["validate", str(BROKEN / "illegal.py"), "--sandbox", "limits"])
+def test_validate_table_marks_each_check_and_exits_1_on_a_failure(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["validate", str(broken_bot("illegal", tmp_path)), "--sandbox", "limits"])
     assert result.exit_code == 1
     assert "✗" in result.stdout and "✓" in result.stdout
     assert "\x1b[" not in result.stdout  # colours only on a terminal
@@ -288,7 +295,7 @@ def test_submit_refuses_a_bot_that_fails_validation(tmp_path: Path) -> None:
     bots.mkdir()
     env = {**os.environ, "COLUMNS": "200"}
     proc = subprocess.run(
-        [sys.executable, "-m", "arena", "submit", str(BROKEN / "illegal.py"), "--bots", str(bots), "--sandbox", "limits"],
+        [sys.executable, "-m", "arena", "submit", str(broken_bot("illegal", tmp_path / "src")), "--bots", str(bots), "--sandbox", "limits"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
     )
     assert proc.returncode == 1
@@ -383,7 +390,7 @@ def test_submit_replace_changes_nothing_when_the_new_version_fails(tmp_path: Pat
     bots = tmp_path / "bots"
     assert submit_cli(str(src), "--bots", str(bots)).exit_code == 0
     old_hash = content_hash(bots / "minimal")
-    shutil.copy(BROKEN / "illegal.py", src / "bot.py")
+    shutil.copy(broken_bot("illegal", tmp_path / "broken"), src / "bot.py")
     result = submit_cli(str(src), "--bots", str(bots), "--replace")
     assert result.exit_code == 1
     assert "'minimal' was not submitted" in str(result.exception)

@@ -191,7 +191,7 @@ def measure(b: Behaviour, base: Path, level: Level, marks: dict[tuple[int, int],
     spec = prepare_bot(find_bot(bot), base / "build", settings)
     good = prepare_bot(find_bot(bots / "greedy"), base / "build", settings)
     marks.clear()
-    watch = ProcessWatch(bot)
+    watch = ProcessWatch(spec.cwd)  # where the bot runs: its copy in the build cache
     ended: list[float] = []
 
     async def main() -> Any:

@@ -17,11 +17,20 @@ is followed on the way; a file is opened with ``O_NOFOLLOW | O_NONBLOCK`` and ch
 with ``fstat`` to be the regular file that was listed, then read in chunks. So a walk
 takes time and memory bounded by the caps, whatever the folder holds.
 
-Folders named in :data:`SKIP_DIRS` (caches, version control) and compiled Python files
-are not part of a bot: neither hashed nor copied, nor opened, but what they hold is
-checked for FIFOs, devices, sockets and outside links all the same (a bot that runs in
-its own folder sees them). Hard links there are let be: a local ``git clone``
-hard-links its objects, and they are never read.
+Folders named in :data:`SKIP_DIRS` (the caches of tools and version control) are not
+part of a bot: neither hashed nor copied, nor opened, but what they hold is checked for
+FIFOs, devices, sockets and outside links all the same. Hard links there are let be: a
+local ``git clone`` hard-links its objects, and they are never read. A kept link may not
+lead into one of them (its copy would lead nowhere). Everything else is the bot: a
+sourceless ``.pyc``, a ``node_modules`` folder (a JS bot's packages) are hashed and copied.
+
+A bot never runs in its own folder: it runs from a copy of exactly what the hash covers
+(:func:`copy_bot`, re-hashed while copying), so that its content hash pins everything
+it can read of itself. To that end the hash covers a folder that holds nothing else
+(an empty one), and it is unambiguous: a file's bytes are escaped (``\\x01`` as
+``\\x01\\x01``, ``\\x00`` as ``\\x01\\x02``) before the ``\\x00`` that ends them, so that no
+file's bytes can pose as the next file. Text files need no escape: their hash is the one
+the arena always computed.
 """
 
 from __future__ import annotations
@@ -57,10 +66,11 @@ MAX_FILE_BYTES = 64 << 20
 MAX_TOTAL_BYTES = 256 << 20  # of the files that make up the bot
 MAX_DEPTH = 32  # folders inside folders
 MAX_MANIFEST_BYTES = 64 << 10
-SKIP_DIRS = frozenset(
-    {"__pycache__", ".git", ".hg", ".svn", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
-)
-_SKIP_SUFFIXES = (".pyc", ".pyo")
+#: Folders that are not part of a bot: what tools write beside the code (Python's
+#: bytecode, type checkers', test runners' and linters' caches) and version control. A
+#: bot cannot use them: it runs from a copy without them (Python rebuilds its bytecode
+#: from the sources there).
+SKIP_DIRS = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".git", ".hg", ".svn"})
 _CHUNK = 1 << 20
 _ALLOWED = "a bot folder may hold only folders, regular files and relative links to them inside it"
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -146,11 +156,11 @@ class _Walk:
                     raise self.fail(child, f"is nested more than {MAX_DEPTH} folders deep")
                 yield from self.subfolder(fd, name, child, st, depth + 1, skipped or name in SKIP_DIRS)
             elif stat.S_ISLNK(mode):
-                target = self.link(fd, name, child)
-                if not skipped and not name.endswith(_SKIP_SUFFIXES):
+                target = self.link(fd, name, child, kept=not skipped)
+                if not skipped:
                     yield Item(child, "link", target=target)
             elif stat.S_ISREG(mode):
-                if skipped or name.endswith(_SKIP_SUFFIXES):
+                if skipped:
                     continue  # never read nor copied (a local git clone hard-links its objects)
                 if st.st_nlink > 1:
                     seen = self.hard_links.setdefault((st.st_dev, st.st_ino), [0, st.st_nlink, child])
@@ -178,7 +188,7 @@ class _Walk:
         finally:
             os.close(sub)
 
-    def link(self, fd: int, name: str, rel: str) -> str:
+    def link(self, fd: int, name: str, rel: str, *, kept: bool) -> str:
         try:
             target = os.readlink(name, dir_fd=fd)
         except OSError as exc:
@@ -195,6 +205,16 @@ class _Walk:
             raise self.fail(rel, f"is a link to {target!r}, which leads nowhere (missing, or a loop of links)") from None
         if real != self.real and not real.startswith(self.real.rstrip(os.sep) + os.sep):
             raise self.fail(rel, f"is a link to {target!r}, which leads outside the bot's folder ({real}): {_ALLOWED}")
+        if kept:
+            # The way there (the target text) and where it ends: neither through a folder
+            # that is not copied, or the copy of the link would lead nowhere.
+            through = [*target.split("/"), *Path(os.path.relpath(real, self.real)).parts]
+            skipped = next((part for part in through if part in SKIP_DIRS), None)
+            if skipped is not None:
+                raise self.fail(
+                    rel, f"is a link to {target!r}, into {skipped}, which is not part of the bot "
+                    "(neither hashed nor copied): link to a file of the bot, or copy the file",
+                )
         return target
 
     def reserve(self, rel: str, size: int) -> None:
@@ -283,62 +303,97 @@ def _single_file(path: Path, st: os.stat_result) -> Iterator[Item]:
 
 def hash_bot(path: Path) -> str:
     """The content hash of the bot at ``path``: SHA-256 over each file's relative path,
-    executable bit and bytes, and each kept link's relative path and target (a single
-    file: its name and bytes), in sorted order; the first 16 hex digits."""
-    h = hashlib.sha256()
-    single = not path.is_dir()
+    executable bit and (escaped) bytes, each kept link's relative path and target, and
+    each empty folder's relative path (a single file: its name and bytes), in sorted
+    order; the first 16 hex digits."""
+    digest = _Digest(single=not path.is_dir())
     for item in walk_bot(path):
-        for _chunk in _hash_item(h, item, single=single):
+        for _chunk in digest.feed(item):
             pass
-    return h.hexdigest()[:16]
+    return digest.hexdigest()
 
 
-def _hash_item(h: hashlib._Hash, item: Item, *, single: bool) -> Iterator[bytes]:
-    """Feed ``item`` to ``h``, yielding a file's chunks as they are hashed."""
-    if single:
-        h.update(os.fsencode(item.rel) + b"\0")
-        for chunk in item.chunks():
-            h.update(chunk)
-            yield chunk
-    elif item.kind == "file":
-        h.update(os.fsencode(item.rel) + (b"\0x\0" if item.executable else b"\0-\0"))
-        for chunk in item.chunks():
-            h.update(chunk)
-            yield chunk
-        h.update(b"\0")
-    elif item.kind == "link":  # "l" where a file has "x" or "-": a link never hashes like a file
-        h.update(os.fsencode(item.rel) + b"\0l\0" + os.fsencode(item.target) + b"\0")
+def _escaped(chunk: bytes) -> bytes:
+    """A file's bytes as the hash takes them: without a NUL, which ends them there. One
+    byte at a time, so that it does not matter where the chunks are cut."""
+    if b"\0" in chunk or b"\1" in chunk:
+        return chunk.replace(b"\1", b"\1\1").replace(b"\0", b"\1\2")
+    return chunk
+
+
+class _Digest:
+    """The content hash, fed the items of :func:`walk_bot` in their order."""
+
+    def __init__(self, *, single: bool) -> None:
+        self.h = hashlib.sha256()
+        self.single = single
+        self.folder: str | None = None  # the last folder listed, while nothing was listed inside it
+
+    def feed(self, item: Item) -> Iterator[bytes]:
+        """Take ``item``, yielding a file's chunks (as read, unescaped) as they are hashed."""
+        h = self.h
+        if self.folder is not None and not item.rel.startswith(self.folder + "/"):
+            h.update(os.fsencode(self.folder) + b"\0d\0")  # it holds nothing: only an empty folder is hashed
+        self.folder = None
+        if self.single:
+            h.update(os.fsencode(item.rel) + b"\0")
+            for chunk in item.chunks():
+                h.update(chunk)
+                yield chunk
+        elif item.kind == "dir":
+            self.folder = item.rel
+        elif item.kind == "file":
+            h.update(os.fsencode(item.rel) + (b"\0x\0" if item.executable else b"\0-\0"))
+            for chunk in item.chunks():
+                h.update(_escaped(chunk))
+                yield chunk
+            h.update(b"\0")
+        else:  # "l" where a file has "x" or "-": a link never hashes like a file
+            h.update(os.fsencode(item.rel) + b"\0l\0" + os.fsencode(item.target) + b"\0")
+
+    def hexdigest(self) -> str:
+        if self.folder is not None:
+            self.h.update(os.fsencode(self.folder) + b"\0d\0")
+            self.folder = None
+        return self.h.hexdigest()[:16]
 
 
 def copy_bot(path: Path, dest: Path) -> str:
     """Copy the bot at ``path`` to ``dest`` (which must not exist): for a folder, the
-    items of :func:`walk_bot` (files with mode 0755 or 0644, links as links); for a single
-    file, that file. Returns the content hash of what was copied, read once, so a caller
-    can tell whether it is still the bot it hashed before. On an error, what was copied
-    so far stays: the caller copies into a place of its own and removes it."""
+    items of :func:`walk_bot` (folders with mode 0755, files with 0755 or 0644, links as
+    links); for a single file, that file, with mode 0755 (its mode is not in its hash).
+    So the copy holds exactly what the content hash covers, whatever the umask. Returns
+    the content hash of what was copied, read once, so a caller can tell whether it is
+    still the bot it hashed before. On an error, what was copied so far stays: the
+    caller copies into a place of its own and removes it."""
     single = not path.is_dir()
-    h = hashlib.sha256()
+    digest = _Digest(single=single)
     if not single:
         os.mkdir(dest, 0o755)
+        os.chmod(dest, 0o755)
     for item in walk_bot(path):
         target = dest if single else dest.joinpath(*item.rel.split("/"))
         if item.kind == "dir":
+            for _chunk in digest.feed(item):
+                pass
             os.mkdir(target, 0o755)
+            os.chmod(target, 0o755)
         elif item.kind == "link":
-            for _chunk in _hash_item(h, item, single=single):
+            for _chunk in digest.feed(item):
                 pass
             os.symlink(item.target, target)
         else:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            out = os.open(target, flags, 0o755 if item.executable else 0o644)
+            mode = 0o755 if item.executable or single else 0o644
+            out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
             try:
-                for chunk in _hash_item(h, item, single=single):
+                os.fchmod(out, mode)
+                for chunk in digest.feed(item):
                     view = memoryview(chunk)
                     while view:
                         view = view[os.write(out, view):]
             finally:
                 os.close(out)
-    return h.hexdigest()[:16]
+    return digest.hexdigest()
 
 
 def read_small_file(folder: Path, name: str, cap: int = MAX_MANIFEST_BYTES) -> bytes:

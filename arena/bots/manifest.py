@@ -1,17 +1,20 @@
 """Finding bots: a folder with ``bot.toml``, a folder with a ``bot`` executable or a
 ``main.py``/``main.js``, or a single executable, ``.py`` or ``.js`` file.
 
-A bot's identity is its name plus the content hash of its files; a folder is
-never modified (a ``build`` step runs on a copy in a cache keyed by that hash).
+A bot's identity is its name plus the content hash of its files. A bot never runs
+where it was found, and its folder is never modified: it runs (and a ``build`` step
+runs) from a copy of exactly the files that hash covers, in a cache keyed by it.
 """
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import shutil
 import stat
 import sys
+import tempfile
 import tomllib
 import unicodedata
 from dataclasses import dataclass, field
@@ -32,7 +35,11 @@ from .sandbox import (
 )
 
 MANIFEST = "bot.toml"
-_SKIP_DIRS = SKIP_DIRS
+# Entries of a folder of bots that are not bots: those of any bot folder, and the JS
+# packages bots there might share (no bot sees them: each runs from a copy of its own).
+_SKIP_DIRS = SKIP_DIRS | {"node_modules"}
+#: The marker of a bot's finished run copy (beside its ``src``), as ``built.ok`` is of a build.
+COPIED = "copied.ok"
 DEFAULT_BUILD_TIMEOUT_S = 300.0
 _MAX_ARGV_BYTES = 32 * 1024  # `run` or `build`, all its arguments together
 
@@ -62,11 +69,14 @@ class BotManifest:
 
 
 def content_hash(path: Path) -> str:
-    """SHA-256 over the relative paths, modes and bytes of every file (sorted), and the
-    targets of the links kept inside the folder, so that any change to a bot's files
-    makes it a new version. Raises :class:`~arena.bots.files.BotFilesError` for what a
-    bot folder may not hold (:mod:`arena.bots.files`: outside links, FIFOs, devices,
-    outside hard links, too much)."""
+    """SHA-256 over the relative paths, modes and bytes of every file (sorted), the
+    targets of the links kept inside the folder and the empty folders: everything but
+    the caches and version control of :data:`~arena.bots.files.SKIP_DIRS`, so that any
+    change to a bot's files makes it a new version. A bot runs from a copy of exactly
+    these files (:func:`prepare_bot`), so the hash pins what it runs. Raises
+    :class:`~arena.bots.files.BotFilesError` for what a bot folder may not hold
+    (:mod:`arena.bots.files`: outside links, FIFOs, devices, outside hard links, too
+    much)."""
     return hash_bot(path)
 
 
@@ -358,17 +368,25 @@ class BuildError(BotError):
     """A bot's build step failed; the message names the bot and where its log is."""
 
 
+class BotCopyError(BotError):
+    """A bot's files could not be copied to run from; the message names the bot and why."""
+
+
 def prepare_bot(manifest: BotManifest, cache_dir: Path, sandbox: SandboxSettings | None = None) -> BotSpec:
-    """A runnable spec: for a bot with a ``build`` step, the folder is copied into
-    ``cache_dir/<name>-<hash>/`` and built there once per content hash (the log is
-    kept as ``build.log`` beside it); otherwise it runs in its own folder.
+    """A runnable spec. A bot runs from a copy of exactly the files its content hash
+    covers, never from its own folder (where files the hash leaves out, or ones added
+    since, could be run): a bot with a ``build`` step is copied into
+    ``cache_dir/<name>-<hash>/src`` and built there once per content hash (the log is
+    kept as ``build.log`` beside it); any other bot is copied there once per content
+    hash (:func:`run_copy`) and reused by every later run, game and process.
 
     With ``sandbox`` the bot runs (and builds) at that level, with its ``[limits]``
     within the run's caps; without, it is not confined at all."""
     sandboxed = sandbox is not None and sandbox.level.value != "none"
     if manifest.build is None:
-        cwd = manifest.path if manifest.is_folder else manifest.path.parent
-        policy = sandbox.for_bot(manifest.path, manifest.limits) if sandbox is not None else None
+        bot = run_copy(manifest, cache_dir)
+        cwd = bot if manifest.is_folder else bot.parent
+        policy = sandbox.for_bot(bot, manifest.limits) if sandbox is not None else None
         return BotSpec(name=manifest.name, argv=manifest.run, cwd=cwd, env=_env(manifest, sandboxed=sandboxed), sandbox=policy)
     # Absolute: the build and the bot run in another working folder (and, sandboxed,
     # another mount namespace), where a relative cache path means nothing.
@@ -413,6 +431,66 @@ def prepare_bot(manifest: BotManifest, cache_dir: Path, sandbox: SandboxSettings
         done.write_text(manifest.content_hash + "\n")
     policy = sandbox.for_bot(work, manifest.limits) if sandbox is not None else None
     return BotSpec(name=manifest.name, argv=manifest.run, cwd=work, env=_env(manifest, sandboxed=sandboxed), sandbox=policy)
+
+
+def run_copy(manifest: BotManifest, cache_dir: Path) -> Path:
+    """Where the bot (its folder, or its single file) is in its run copy,
+    ``cache_dir/<name>-<hash>/src``: made once per content hash, verified (the files are
+    hashed again as they are copied, and must be the bot that was read), and then reused
+    as it is. The copy is made in a temporary folder beside it and renamed into place
+    with :data:`COPIED` inside, so that a copy is there whole or not at all: of two
+    processes copying at once, the one whose rename comes second uses the first's.
+    Raises :class:`BotCopyError` (naming the bot) if the files cannot be copied, or
+    changed since they were read."""
+    # Absolute: the bot runs in another working folder (and, sandboxed, another mount
+    # namespace), where a relative cache path means nothing.
+    base = cache_dir.resolve() / f"{manifest.name}-{manifest.content_hash}"
+    where = base / "src" if manifest.is_folder else base / "src" / manifest.path.name
+    if _copied(base, manifest.content_hash):
+        return where
+    if manifest.is_folder and base.is_relative_to(manifest.path):
+        raise BotCopyError(
+            f"bot {manifest.name}: its run copy would go into {base.parent}, inside the bot's own folder "
+            f"{manifest.path}, and change the bot: run the arena from outside that folder"
+        )
+    try:
+        base.parent.mkdir(parents=True, exist_ok=True)
+        temp = Path(tempfile.mkdtemp(prefix=f".{base.name}.", suffix=".tmp", dir=base.parent))
+    except OSError as exc:
+        raise BotCopyError(f"bot {manifest.name}: cannot copy its files to run them into {base.parent}: {exc.strerror or exc}") from None
+    try:
+        os.chmod(temp, 0o755)
+        if not manifest.is_folder:
+            os.mkdir(temp / "src", 0o755)
+            os.chmod(temp / "src", 0o755)
+        try:
+            copied = copy_bot(manifest.path, temp / where.relative_to(base))
+        except (BotFilesError, OSError) as exc:
+            raise BotCopyError(f"bot {manifest.name}: cannot copy its files to run them: {exc}") from None
+        if copied != manifest.content_hash:
+            raise BotCopyError(f"bot {manifest.name}: its files changed since they were read ({manifest.path}); run again")
+        (temp / COPIED).write_text(manifest.content_hash + "\n")
+        try:
+            os.rename(temp, base)  # atomic: the copy is whole, or not there
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not _copied(base, manifest.content_hash):
+                why = "is in the way (not a copy the arena made: remove it)" if exc.errno in (errno.EEXIST, errno.ENOTEMPTY) else f"cannot be made: {exc.strerror}"
+                raise BotCopyError(f"bot {manifest.name}: its run copy {base} {why}") from None
+            # Another process made the same copy first: it is the same files, use it.
+    except OSError as exc:
+        raise BotCopyError(f"bot {manifest.name}: cannot copy its files to run them into {temp}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.lexists(temp):
+            shutil.rmtree(temp, ignore_errors=True)
+    return where
+
+
+def _copied(base: Path, content_hash: str) -> bool:
+    """Whether ``base`` is a finished run copy of the bot with this content hash."""
+    try:
+        return read_small_file(base, COPIED, 64).decode(errors="replace").strip() == content_hash
+    except BotFilesError:
+        return False
 
 
 def _env(manifest: BotManifest, *, sandboxed: bool = False) -> dict[str, str]:

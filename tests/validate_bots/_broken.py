@@ -1,5 +1,6 @@
 """A protocol-v1 bot (standard library only) that plays a random legal card, except for
-the one misbehaviour named by the script that runs it; see the files beside this one."""
+one misbehaviour: the tests write it out as a single-file bot with ``main(FAULT)`` added
+at the end (a bot runs from a copy of its own files alone: it cannot import this)."""
 
 import json
 import random

@@ -1,5 +1,0 @@
-"""Broken on purpose for the validator's tests: see _broken.py."""
-
-from _broken import main
-
-main("non_json")
