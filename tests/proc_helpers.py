@@ -1,9 +1,14 @@
-"""Finding processes in /proc, for the tests that check no bot is left behind."""
+"""Helpers of the tests that run real bots: finding processes in /proc (no bot is left
+behind), and the mark of the tests that need the strict sandbox."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+import pytest
+
+from arena.bots.sandbox import strict_support
 
 
 def processes_in(folder: Path) -> dict[int, str]:
@@ -23,3 +28,9 @@ def processes_in(folder: Path) -> dict[int, str]:
             continue
         found[int(entry)] = cmd
     return found
+
+
+#: Whether the strict sandbox works here (probed once for the whole test run), and the
+#: mark of the tests that need it: they run as root in CI, where bubblewrap is installed.
+STRICT = strict_support()
+needs_strict = pytest.mark.skipif(not STRICT.ok, reason=f"strict sandbox unavailable: {STRICT.missing}")

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from proc_helpers import needs_strict
 
 from arena.bots.bundle import BundleError, bundle_bot, unpack_bundle
 from arena.bots.files import MAX_DEPTH, MAX_ENTRIES, BotFilesError, copy_bot, hash_bot
@@ -35,15 +36,12 @@ from arena.bots.manifest import (
     find_bot,
     prepare_bot,
 )
-from arena.bots.sandbox import strict_support
 from arena.errors import ArenaError
 from arena.referee import TimeSettings
 from arena.validate import submit_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
-STRICT = strict_support()
-needs_strict = pytest.mark.skipif(not STRICT.ok, reason=f"strict sandbox unavailable: {STRICT.missing}")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="device nodes are made by root")
 SECRET = "the-arena-operators-secret-7f3a"
 

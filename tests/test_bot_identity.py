@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from proc_helpers import needs_strict
 
 from arena.bots.bundle import bundle_bot, unpack_bundle
 from arena.bots.files import copy_bot, hash_bot
@@ -29,7 +30,7 @@ from arena.bots.manifest import (
     find_bot,
     prepare_bot,
 )
-from arena.bots.sandbox import Level, SandboxSettings, strict_support
+from arena.bots.sandbox import Level, SandboxSettings
 from arena.engine import GameConfig
 from arena.play import play_one
 from arena.referee import DEFAULT_TIME, open_pool, time_dict
@@ -39,8 +40,6 @@ from arena.worker_game import GameJob, decode_record, encode_job, run_job
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
-STRICT = strict_support()
-needs_strict = pytest.mark.skipif(not STRICT.ok, reason=f"strict sandbox unavailable: {STRICT.missing}")
 FAST = replace(DEFAULT_TIME, turn_ms=300, bank_ms=600, hello_ms=10_000)
 LEVELS = [
     pytest.param(None, id="none"),

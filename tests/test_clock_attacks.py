@@ -28,6 +28,7 @@ from pathlib import Path
 import proc_helpers
 import pytest
 import trio
+from proc_helpers import needs_strict
 
 from arena.bots import (
     MAX_STALE_LINES,
@@ -40,7 +41,7 @@ from arena.bots import (
     open_bot,
 )
 from arena.bots.manifest import find_bot, prepare_bot
-from arena.bots.sandbox import Level, SandboxSettings, strict_support
+from arena.bots.sandbox import Level, SandboxSettings
 from arena.engine import GameConfig
 from arena.referee import GameRecord, TimeSettings, open_pool, play_game
 
@@ -49,8 +50,6 @@ HOSTILE = Path(__file__).resolve().parent / "hostile_bots" / "hostile.py"
 GREEDY = ROOT / "example_bots" / "greedy"
 PROCBOTS = Path(__file__).resolve().parent / "procbots"
 
-STRICT = strict_support()
-needs_strict = pytest.mark.skipif(not STRICT.ok, reason=f"strict sandbox unavailable: {STRICT.missing}")
 
 STALE = b'{"type":"ack","re":0}'
 

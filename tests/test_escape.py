@@ -30,16 +30,15 @@ from pathlib import Path
 import proc_helpers
 import pytest
 import trio
+from proc_helpers import STRICT, needs_strict
 
 from arena.bots import BotSpec, BotStartError, open_bot
 from arena.bots.manifest import BuildError, ManifestError, find_bot, prepare_bot
-from arena.bots.sandbox import BUILD_OUTPUT_CAP, Level, SandboxSettings, strict_support
+from arena.bots.sandbox import BUILD_OUTPUT_CAP, Level, SandboxSettings
 from arena.errors import ArenaError
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = ROOT / "example_bots" / "minimal"
-STRICT = strict_support()
-needs_strict = pytest.mark.skipif(not STRICT.ok, reason=f"strict sandbox unavailable: {STRICT.missing}")
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="a C compiler (cc) is needed")
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
 

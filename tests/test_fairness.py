@@ -23,10 +23,11 @@ import pytest
 import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from proc_helpers import STRICT, needs_strict
 from typer.testing import CliRunner
 
 from arena.bots.manifest import find_bot, prepare_bot
-from arena.bots.sandbox import Level, SandboxSettings, strict_support
+from arena.bots.sandbox import Level, SandboxSettings
 from arena.cli import app
 from arena.engine import GameConfig, Variant, apply_turn, legal_plays, new_game, result
 from arena.referee import open_pool, play_game
@@ -35,8 +36,6 @@ from arena.store import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
-STRICT = strict_support()
-needs_strict = pytest.mark.skipif(not STRICT.ok, reason=f"strict sandbox unavailable: {STRICT.missing}")
 
 # -- the bots --------------------------------------------------------------------------
 

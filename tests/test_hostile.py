@@ -26,6 +26,7 @@ from pathlib import Path
 import proc_helpers
 import pytest
 import trio
+from proc_helpers import STRICT, needs_strict
 
 from arena.bots import _cgroup
 from arena.bots.manifest import find_bot, prepare_bot
@@ -33,7 +34,6 @@ from arena.bots.sandbox import (
     DEFAULT_LIMITS,
     Level,
     SandboxSettings,
-    strict_support,
 )
 from arena.engine import GameConfig
 from arena.referee import DEFAULT_TIME, open_pool, play_game
@@ -44,8 +44,6 @@ ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile_bots" / "hostile.py"
 GOOD = ROOT / "example_bots" / "greedy"
 
-STRICT = strict_support()
-needs_strict = pytest.mark.skipif(not STRICT.ok, reason=f"strict sandbox unavailable: {STRICT.missing}")
 
 
 def make_hostile(folder: Path, name: str, behaviour: str, trigger: int = 2, args: tuple[str, ...] = (), **limits: float) -> Path:

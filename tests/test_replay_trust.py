@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 import trio
+from proc_helpers import STRICT, needs_strict
 from typer.testing import CliRunner
 
 from arena.bots import BotSpec
-from arena.bots.sandbox import strict_support
 from arena.cli import app
 from arena.engine import GameConfig, new_game
 from arena.referee import TimeSettings, fallback_play, open_pool, play_game
@@ -45,8 +45,6 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTBOT = Path(__file__).parent / "bots" / "testbot.py"
 EXAMPLES = ROOT / "example_bots"
 FAST = TimeSettings(hello_ms=5_000, turn_ms=400, bank_ms=200)
-STRICT = strict_support()
-needs_strict = pytest.mark.skipif(not STRICT.ok, reason=f"strict sandbox unavailable: {STRICT.missing}")
 runner = CliRunner()
 
 

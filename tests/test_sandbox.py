@@ -14,6 +14,7 @@ from pathlib import Path
 import proc_helpers
 import pytest
 import trio
+from proc_helpers import STRICT, needs_strict
 
 from arena.bots import _cgroup
 from arena.bots.manifest import ManifestError, find_bot, prepare_bot
@@ -23,7 +24,6 @@ from arena.bots.sandbox import (
     Limits,
     SandboxSettings,
     resolve_level,
-    strict_support,
 )
 from arena.engine import GameConfig
 from arena.errors import ArenaError
@@ -32,8 +32,6 @@ from arena.referee import DEFAULT_TIME, open_pool, play_game
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
 HOSTILE = Path(__file__).resolve().parent / "hostile_bots" / "hostile.py"
-STRICT = strict_support()
-needs_strict = pytest.mark.skipif(not STRICT.ok, reason=f"strict sandbox unavailable: {STRICT.missing}")
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
 FAST = replace(DEFAULT_TIME, turn_ms=300, bank_ms=600, hello_ms=5000)
 

@@ -17,16 +17,14 @@ from pathlib import Path
 
 import proc_helpers
 import pytest
+from proc_helpers import STRICT, needs_strict
 
-from arena.bots.sandbox import strict_support
 from arena.replay import read_replay
 from arena.store import DB_NAME, LOCK_NAME, open_store, results_lock
 from arena.store_writer import StoreWriter
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
-STRICT = strict_support()
-needs_strict = pytest.mark.skipif(not STRICT.ok, reason=f"strict sandbox unavailable: {STRICT.missing}")
 ENV = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
 
 

@@ -28,13 +28,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from proc_helpers import STRICT, needs_strict
 
-from arena.bots.sandbox import strict_support
 from arena.text import NAME_LIMIT, printable, visible_json
 
 ROOT = Path(__file__).resolve().parent.parent
-STRICT = strict_support()
-needs_strict = pytest.mark.skipif(not STRICT.ok, reason=f"strict sandbox unavailable: {STRICT.missing}")
 
 #: What a hostile bot writes: a window title, the clipboard (OSC 52), a cleared screen,
 #: a C1 CSI (colours on some terminals) and a right-to-left override.
