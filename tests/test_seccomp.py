@@ -8,6 +8,13 @@ arena/bots/sandbox.py for every bot and every build):
   ``CLONE_NEWUSER``; ``clone3`` is ENOSYS so that libc falls back to ``clone``), no
   ptrace of its own child, and the rest of the refused list gives its errno, while
   threads, fork, subprocesses and every example bot still work;
+- files every sandbox sees carry nothing between sandboxes: file locks (flock, POSIX and
+  OFD byte-range locks, leases) fail with ENOLCK, so neither two processes of one bot (the
+  twin games of a duplicate set) nor two bots of a game pass bits through them; inotify
+  and fanotify are ENOSYS, dnotify (F_NOTIFY) EINVAL; fcntl's other commands work, and
+  SQLite in /tmp works with ``?nolock=1``; a build step keeps its locks, not the rest;
+- a socket family outside the network namespace (AF_VSOCK above all) is EAFNOSUPPORT,
+  while AF_UNIX pairs, TCP on the sandbox's loopback, AF_INET6 and AF_NETLINK work;
 - a system call through a foreign ABI (x32, i386) kills the bot, and the arena says why;
 - the filter reaches bwrap through a pipe that neither stays open in the arena nor shows
   in the bot; a machine whose numbers the filter does not know has no strict sandbox.
@@ -24,6 +31,7 @@ import os
 import re
 import secrets
 import shutil
+import struct
 import subprocess
 import sys
 import textwrap
@@ -353,15 +361,283 @@ def test_every_refused_call_gives_its_errno_and_personality_only_the_harmless_pe
 
 
 @needs_strict
-def test_a_build_step_runs_under_the_same_filter(tmp_path: Path) -> None:
-    folder = probe_folder(tmp_path / "builder", f"""\
-        report(add_key=sc("add_key", b"user", b"sg.build", b"x", 1, {KEY_SPEC_USER_KEYRING}),
-               unshare=sc("unshare", {_seccomp.CLONE_NEWUSER}))
-    """)
+def test_a_build_step_runs_under_the_same_filter_but_may_lock_files(tmp_path: Path) -> None:
+    # cargo and go lock their caches; a build ends before any game, so its locks reach none.
+    folder = probe_folder(tmp_path / "builder", CHANNELS + f"""\
+    me = os.path.abspath(__file__)
+    report(add_key=sc("add_key", b"user", b"sg.build", b"x", 1, {KEY_SPEC_USER_KEYRING}),
+           unshare=sc("unshare", {_seccomp.CLONE_NEWUSER}), vsock=sc("socket", 40, 1, 0),
+           placed=publish(me, [1, 2]), channels=channels(me, os.path.dirname(me)))
+""")
     sandbox = SandboxSettings(Level.STRICT).for_bot(folder)
     result = run_build("builder", sandbox, [sys.executable, "probe.py"], folder, {"PATH": "/usr/bin:/bin"}, 30)
     assert result.returncode == 0, result.output
-    assert json.loads(result.output.decode().splitlines()[-1]) == {"add_key": [-1, "EPERM"], "unshare": [-1, "EPERM"]}
+    out = json.loads(result.output.decode().splitlines()[-1])
+    channels = out.pop("channels")
+    assert out == {"add_key": [-1, "EPERM"], "unshare": [-1, "EPERM"], "vsock": [-1, "EAFNOSUPPORT"],
+                   "placed": ["ok", "ok"]}
+    locks = ("F_SETLK", "F_SETLKW", "F_GETLK", "F_OFD_SETLKW", "lockf", "flock", "F_SETLEASE", "F_GETLEASE")
+    assert {name: channels.pop(name) for name in locks} == {
+        "F_SETLK": "ok", "F_SETLKW": "ok", "F_GETLK": "ok", "F_OFD_SETLKW": "ok", "lockf": "ok", "flock": "ok",
+        "F_SETLEASE": ["ok", 0], "F_GETLEASE": ["ok", 0],
+    }
+    assert channels == {name: v for name, v in REFUSED_CHANNELS.items() if name not in locks}  # no watches
+
+
+# -- file locks, inotify, socket families ----------------------------------------------------------
+
+# Every cross-sandbox channel of the files every sandbox sees, tried on ``path``: locks
+# (OFD, POSIX, flock, leases), inotify, fanotify, dnotify. Each entry: the errno name, or
+# "ok". ``publish`` leaves OFD read locks at offsets 100 + k for k in it; ``peek`` lists the
+# offsets in 100..163 where another process holds one (F_OFD_GETLK, as lockspy does).
+CHANNELS = """\
+    import fcntl, signal, struct
+    signal.signal(signal.SIGIO, signal.SIG_IGN)  # where dnotify works, it signals every access
+    F_RDLCK, F_WRLCK, F_UNLCK, SEEK_SET = 0, 1, 2, 0
+    F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_GETLEASE, F_NOTIFY = 36, 37, 38, 1024, 1025, 1026
+    def flock_struct(kind, start):
+        return struct.pack("hhqqi4x", kind, SEEK_SET, start, 1, 0)
+    def outcome(fn, *args):
+        try:
+            r = fn(*args)
+        except OSError as exc:
+            return errno.errorcode[exc.errno]
+        return ["ok", r] if isinstance(r, int) else "ok"
+    held = []
+    def publish(path, bits):
+        fd = os.open(path, os.O_RDONLY)
+        held.append(fd)
+        return [outcome(fcntl.fcntl, fd, F_OFD_SETLK, flock_struct(F_RDLCK, 100 + k)) for k in bits]
+    def peek(path):
+        fd = os.open(path, os.O_RDONLY)
+        seen, calls = [], set()
+        for k in range(64):
+            try:
+                got = fcntl.fcntl(fd, F_OFD_GETLK, flock_struct(F_WRLCK, 100 + k))
+            except OSError as exc:
+                calls.add(errno.errorcode[exc.errno])
+                continue
+            calls.add("ok")
+            if struct.unpack("hhqqi4x", got)[0] != F_UNLCK:
+                seen.append(k)
+        os.close(fd)
+        return seen, sorted(calls)
+    def channels(path, directory):
+        fd = os.open(path, os.O_RDONLY)
+        out = {
+            "F_SETLK": outcome(fcntl.fcntl, fd, fcntl.F_SETLK, flock_struct(F_RDLCK, 0)),
+            "F_SETLKW": outcome(fcntl.fcntl, fd, fcntl.F_SETLKW, flock_struct(F_RDLCK, 0)),
+            "F_GETLK": outcome(fcntl.fcntl, fd, fcntl.F_GETLK, flock_struct(F_WRLCK, 0)),
+            "F_OFD_SETLKW": outcome(fcntl.fcntl, fd, F_OFD_SETLKW, flock_struct(F_RDLCK, 1)),
+            "lockf": outcome(fcntl.lockf, fd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, 2),
+            "flock": outcome(fcntl.flock, fd, fcntl.LOCK_SH | fcntl.LOCK_NB),
+            "F_SETLEASE": outcome(fcntl.fcntl, fd, F_SETLEASE, F_RDLCK),
+            "F_GETLEASE": outcome(fcntl.fcntl, fd, F_GETLEASE),
+            "inotify_init1": sc("inotify_init1", 0),
+            "inotify_add_watch": sc("inotify_add_watch", 0, path.encode(), 0xFFF),
+            "fanotify_init": sc("fanotify_init", 0x200, 0),  # FAN_REPORT_FID: open to the unprivileged
+        }
+        if "inotify_init" in NR:
+            out["inotify_init"] = sc("inotify_init")
+        dfd = os.open(directory, os.O_RDONLY)
+        out["F_NOTIFY"] = outcome(fcntl.fcntl, dfd, F_NOTIFY, 0x80000001)  # DN_ACCESS | DN_MULTISHOT
+        # What fcntl is for otherwise still works.
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        out["other commands"] = [
+            flags & os.O_ACCMODE == os.O_RDONLY,
+            fcntl.fcntl(fd, fcntl.F_SETFD, fcntl.FD_CLOEXEC) == 0,
+            fcntl.fcntl(fd, fcntl.F_GETFD) == fcntl.FD_CLOEXEC,
+            fcntl.fcntl(fd, fcntl.F_DUPFD, 10) >= 10,
+            fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 20) >= 20,
+        ]
+        return out
+"""
+
+REFUSED_CHANNELS = {
+    "F_SETLK": "ENOLCK", "F_SETLKW": "ENOLCK", "F_GETLK": "ENOLCK", "F_OFD_SETLKW": "ENOLCK", "lockf": "ENOLCK",
+    "flock": "ENOLCK", "F_SETLEASE": "ENOLCK", "F_GETLEASE": "ENOLCK", "F_NOTIFY": "EINVAL",
+    "inotify_init1": [-1, "ENOSYS"], "inotify_add_watch": [-1, "ENOSYS"], "fanotify_init": [-1, "ENOSYS"],
+    "other commands": [True] * 5,
+}
+if "inotify_init" in NR:
+    REFUSED_CHANNELS["inotify_init"] = [-1, "ENOSYS"]
+
+# Process 1 leaves locks on its own (read-only) program; process 2, a fresh process of the
+# same bot (the twin game of a duplicate set), reads them; both then try every channel.
+LOCKSPY = """\
+    me = os.path.abspath(__file__)
+    placed = publish(me, [0, 3, 5]) if os.environ["ROLE"] == "first" else []
+    seen, peeked = peek(me)
+    report(placed=placed, seen=seen, peeked=peeked, channels=channels(me, os.path.dirname(me)))
+    sys.stdin.readline()  # alive, locks held, until the test is done
+"""
+
+
+async def _two_processes(first: BotSpec, second: BotSpec) -> tuple[dict, dict]:
+    async with open_bot(first) as a:
+        with trio.fail_after(30):
+            one = json.loads(await a.receive_line())
+        async with open_bot(second) as b:
+            with trio.fail_after(30):
+                two = json.loads(await b.receive_line())
+    return one, two
+
+
+@needs_strict
+def test_two_processes_of_one_bot_pass_nothing_through_file_locks_or_file_watches(tmp_path: Path) -> None:
+    folder = probe_folder(tmp_path / "lockspy", CHANNELS + LOCKSPY)
+    # Without the filter, the second process reads the first one's locks: the hole it closes.
+    plain = [sys.executable, str(folder / "probe.py")]
+    with subprocess.Popen(plain, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "ROLE": "first"}) as p:
+        assert json.loads(p.stdout.readline())["placed"] == ["ok"] * 3
+        second = subprocess.run(plain, input=b"\n", capture_output=True, env={**os.environ, "ROLE": "second"}, timeout=30)
+        p.communicate(b"\n", timeout=30)
+    assert json.loads(second.stdout)["seen"] == [0, 3, 5]
+
+    spec = strict_spec(folder, tmp_path)
+    one, two = trio.run(_two_processes, replace(spec, env={**spec.env, "ROLE": "first"}),
+                        replace(spec, env={**spec.env, "ROLE": "second"}))
+    assert one["placed"] == ["ENOLCK"] * 3
+    assert two["seen"] == [] and two["peeked"] == ["ENOLCK"]
+    assert one["channels"] == two["channels"] == REFUSED_CHANNELS, (one["channels"], two["channels"])
+
+
+COLLUDING_LOCKER = """\
+    # Publishes its hand size as OFD locks on /usr/bin/env (seat 0 at bits 0-5, seat 1 at
+    # 32-37), then decodes its partner's; and tries the other channels on shared files.
+    import time
+    def send(m):
+        sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
+    SHARED = os.path.realpath("/usr/bin/env")
+    me = None
+    for line in sys.stdin:
+        msg = json.loads(line)
+        kind, i = msg["type"], msg.get("id")
+        if kind == "hello":
+            send({"type": "hello", "re": i, "version": 1, "name": "team"})
+        elif kind == "game_start":
+            me = msg["seat"]
+            send({"type": "ready", "re": i})
+        elif kind == "act":
+            n = len(msg["hand"])
+            placed = publish(SHARED, [32 * me + b for b in range(6) if n >> b & 1])
+            time.sleep(0.05)
+            seen, peeked = peek(SHARED)
+            theirs = sum(1 << (k % 32) for k in seen if k // 32 != me)
+            print("CALLS", json.dumps({"placed": sorted(set(placed)), "peeked": peeked}), "PARTNER", theirs,
+                  file=sys.stderr, flush=True)
+            if msg["round"] == 1 and msg["turn"] == 1:
+                print("CHANNELS", json.dumps(channels(SHARED, "/usr/share")), file=sys.stderr, flush=True)
+            send({"type": "action", "re": i, **msg["legal"][0]})
+        elif kind == "game_over":
+            send({"type": "ack", "re": i})
+        else:
+            break
+"""
+
+
+@needs_strict
+def test_two_colluding_bots_of_a_game_pass_nothing_through_locks_on_a_shared_file(tmp_path: Path) -> None:
+    specs = [strict_spec(probe_folder(tmp_path / name, CHANNELS + COLLUDING_LOCKER), tmp_path)
+             for name in ("lock_a", "lock_b")]
+    record = _play(specs, seed=11)
+    assert record.status == "complete", record.void_reason
+    assert record.replay.faults == [], [(f.seat, f.kind, f.message) for f in record.replay.faults]
+    for seat, err in enumerate(record.replay.stderr):
+        seen = re.findall(r"^CALLS (.*) PARTNER (\d+)$", err, re.M)
+        assert seen, f"seat {seat} did not play: {err[-500:]}"
+        for calls, partner in seen:
+            assert int(partner) == 0, err[-2000:]
+            assert json.loads(calls)["peeked"] == ["ENOLCK"] and set(json.loads(calls)["placed"]) <= {"ENOLCK"}
+        (tried,) = re.findall(r"^CHANNELS (.*)$", err, re.M)
+        assert json.loads(tried) == REFUSED_CHANNELS
+
+
+INOTIFY_SPY = """\
+    # inotify through libc, as the inotify repro does: a watch on shared files in /usr.
+    libc.inotify_init1.restype = ctypes.c_int
+    ctypes.set_errno(0)
+    fd = libc.inotify_init1(0)
+    init = [fd, errno.errorcode.get(ctypes.get_errno()) if fd < 0 else None]
+    watch = None
+    if fd >= 0:
+        watch = libc.inotify_add_watch(fd, os.path.realpath("/usr/bin/env").encode(), 0x20)  # IN_OPEN
+    report(init=init, watch=watch)
+"""
+
+
+@needs_strict
+def test_a_strict_bot_cannot_watch_a_file_every_sandbox_sees(tmp_path: Path) -> None:
+    out = run_probe(tmp_path, INOTIFY_SPY)
+    assert out == {"init": [-1, "ENOSYS"], "watch": None}
+
+
+SOCKETS = """\
+    import socket, threading
+    families = {"AF_VSOCK": 40, "AF_ALG": 38, "AF_PACKET": 17, "AF_KEY": 15, "AF_TIPC": 30, "AF_RDS": 21,
+                "AF_BLUETOOTH": 31, "AF_CAN": 29, "AF_XDP": 44, "AF_APPLETALK": 5, "AF_MAX": 46, "-1": -1}
+    SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET = 1, 2, 5
+    refused = {}
+    for name, family in families.items():
+        refused[name] = [sc("socket", family, SOCK_STREAM, 0), sc("socket", family, SOCK_DGRAM, 0),
+                         sc("socket", family, SOCK_SEQPACKET, 0)]
+    pair = (ctypes.c_int * 2)()
+    refused["socketpair(AF_VSOCK)"] = sc("socketpair", 40, SOCK_STREAM, 0, pair)
+    try:
+        socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+        refused["python AF_VSOCK"] = "made"
+    except OSError as exc:
+        refused["python AF_VSOCK"] = errno.errorcode[exc.errno]
+    # What stays allowed: AF_UNIX pairs, TCP on the sandbox's own loopback, IPv6, netlink.
+    a, b = socket.socketpair()
+    a.sendall(b"pudding"); unix = b.recv(16).decode()
+    server = socket.create_server(("127.0.0.1", 0))
+    def serve():
+        conn, _ = server.accept()
+        with conn:
+            conn.sendall(conn.recv(16).upper())
+    t = threading.Thread(target=serve); t.start()
+    with socket.create_connection(server.getsockname(), timeout=10) as c:
+        c.sendall(b"tempura"); tcp = c.recv(16).decode()
+    t.join()
+    six = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); six.close()
+    nl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); nl.bind((0, 0)); nl.close()
+    report(refused=refused, unix=unix, tcp=tcp, ipv6_netlink=True)
+"""
+
+
+@needs_strict
+def test_a_strict_bot_opens_no_socket_outside_its_network_namespace_but_unix_and_loopback_work(
+    tmp_path: Path,
+) -> None:
+    out = run_probe(tmp_path, SOCKETS)
+    refused = out.pop("refused")
+    assert refused.pop("python AF_VSOCK") == "EAFNOSUPPORT"
+    assert refused.pop("socketpair(AF_VSOCK)") == [-1, "EAFNOSUPPORT"]
+    assert refused == {name: [[-1, "EAFNOSUPPORT"]] * 3 for name in refused}, refused
+    assert out == {"unix": "pudding", "tcp": "TEMPURA", "ipv6_netlink": True}
+
+
+SQLITE = """\
+    import sqlite3
+    out = {}
+    for name, uri in (("default", "file:/tmp/a.db"), ("nolock", "file:/tmp/b.db?nolock=1")):
+        try:
+            db = sqlite3.connect(uri, uri=True)
+            db.execute("create table t (x)"); db.execute("insert into t values (42)"); db.commit()
+            out[name] = db.execute("select x from t").fetchall()
+            db.close()
+        except sqlite3.Error as exc:
+            out[name] = str(exc)
+    report(**out)
+"""
+
+
+@needs_strict
+def test_sqlite_in_tmp_works_with_nolock(tmp_path: Path) -> None:
+    out = run_probe(tmp_path, SQLITE)
+    assert out["nolock"] == [[42]]
+    assert out["default"] == "database is locked"  # what docs/sandbox.md says: without nolock, no lock
 
 
 # -- foreign ABIs ----------------------------------------------------------------------------------
@@ -497,6 +773,59 @@ def test_the_program_checks_the_arch_first_and_jumps_only_forward_within_it() ->
             if code & 0x07 == 0x05:  # a jump: both targets inside the program
                 assert pc + 1 + max(jt, jf) < len(insns)
         assert insns[-1][0] == 0x06  # the program ends in a return
+
+
+def _run_filter(prog: bytes, arch: _seccomp.Arch, nr: int, *args: int) -> int:
+    """What the program returns for system call ``nr`` with ``args`` (a classic BPF
+    interpreter for the four instructions the filter uses)."""
+    data = struct.pack("=iIQ6Q", nr, arch.audit, 0, *args, *[0] * (6 - len(args)))
+    insns = [_seccomp._INSN.unpack_from(prog, i) for i in range(0, len(prog), 8)]
+    pc, a = 0, 0
+    while True:
+        code, jt, jf, k = insns[pc]
+        if code == 0x20:
+            a = struct.unpack_from("=I", data, k)[0]
+        elif code in (0x15, 0x45):
+            pc += jt if (a == k if code == 0x15 else a & k) else jf
+        elif code == 0x06:
+            return k
+        else:
+            raise AssertionError(f"instruction {pc}: unexpected code {code:#x}")
+        pc += 1
+
+
+@pytest.mark.parametrize("arch", sorted(_seccomp.ARCHES))
+def test_the_program_refuses_locks_at_game_time_only_and_socket_families_outside_the_allow_list(arch: str) -> None:
+    table = _seccomp.ARCHES[arch]
+    game, build = _seccomp.program_for(table), _seccomp.program_for(table, build=True)
+    allow, nr = _seccomp.RET_ALLOW, table.numbers
+
+    def refused(e: int) -> int:
+        return _seccomp.RET_ERRNO | e
+
+    locks = (5, 6, 7, 36, 37, 38, 1024, 1025)
+    for cmd in range(0, 1100):
+        expected = refused(errno.ENOLCK) if cmd in locks else refused(errno.EINVAL) if cmd == 1026 else allow
+        assert _run_filter(game, table, nr["fcntl"], 3, cmd) == expected, cmd
+        assert _run_filter(build, table, nr["fcntl"], 3, cmd) == (refused(errno.EINVAL) if cmd == 1026 else allow)
+    assert _run_filter(game, table, nr["fcntl"], 3, (1 << 32) | 6) == refused(errno.ENOLCK)  # cmd is 32-bit
+    assert _run_filter(game, table, nr["flock"], 3, 2) == refused(errno.ENOLCK)
+    assert _run_filter(build, table, nr["flock"], 3, 2) == allow
+    for name in ("inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark"):
+        if name in nr:
+            assert _run_filter(game, table, nr[name]) == _run_filter(build, table, nr[name]) == refused(errno.ENOSYS)
+    for family in [*range(0, 64), 0xFFFFFFFF]:
+        expected = allow if family in (1, 2, 10, 16) else refused(errno.EAFNOSUPPORT)
+        for prog in (game, build):
+            assert _run_filter(prog, table, nr["socket"], family, 1, 0) == expected, family
+            assert _run_filter(prog, table, nr["socketpair"], family, 1, 0, 0) == expected, family
+    # The rest of the list is unchanged, for builds too; other calls are allowed.
+    for prog in (game, build):
+        assert _run_filter(prog, table, nr["keyctl"], 11) == refused(errno.EPERM)
+        assert _run_filter(prog, table, nr["clone"], _seccomp.CLONE_NEWUSER) == refused(errno.EPERM)
+        assert _run_filter(prog, table, nr["clone"], 0x11) == allow
+        assert _run_filter(prog, table, 0) == allow  # read on x86_64, io_setup on aarch64
+    assert len(build) < len(game) < 128 * 8  # small: a few instructions per refused call
 
 
 def test_the_assembler_refuses_a_jump_it_cannot_encode() -> None:

@@ -14,11 +14,21 @@ docs/sandbox.md). What it does:
    kills the process (SIGSYS): its numbers mean other calls, and no bot needs it.
 2. A refused call fails with ``EPERM`` (or ``ENOSYS`` where programs then fall back
    cleanly: ``clone3``, whose flags are in memory that seccomp cannot read, so that libc
-   falls back to ``clone``; ``io_uring_setup``, which libuv and others fall back from).
-3. ``clone`` and ``unshare`` fail with ``EPERM`` only when asked for a new namespace
-   (threads, ``fork`` and ``vfork`` are unaffected); ``personality`` is allowed only for
-   the harmless personas (no ``ADDR_NO_RANDOMIZE``).
+   falls back to ``clone``; ``io_uring_setup``, which libuv and others fall back from;
+   inotify and fanotify), ``ENOLCK`` for file locks (what a filesystem without locks
+   answers), ``EAFNOSUPPORT`` for a socket family outside the allow list.
+3. Some calls are refused only for some values of a register argument: ``clone`` and
+   ``unshare`` only when asked for a new namespace (threads, ``fork`` and ``vfork`` are
+   unaffected); ``personality`` is allowed only for the harmless personas (no
+   ``ADDR_NO_RANDOMIZE``); ``fcntl`` only for its lock, lease and directory-notification
+   commands (``F_GETFL``, ``F_SETFD``, ``F_DUPFD``... work); ``socket`` and ``socketpair``
+   only for a family other than AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK, which the
+   sandbox's network namespace covers.
 4. Everything else is allowed.
+
+A build step gets the same filter but for the file locks (:attr:`Refusal.game_only`):
+cargo, go and others lock their caches, and a build's processes have all ended before
+any game of its bot starts, so no lock of theirs reaches a game.
 
 :func:`program` builds the program for the machine the arena runs on, and raises
 :class:`UnsupportedMachine` on one whose system call numbers the table does not know
@@ -99,6 +109,17 @@ PERSONALITIES_ALLOWED = (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)
 
 _X32_SYSCALL_BIT = 0x40000000
 
+# fcntl(2) commands (asm-generic/fcntl.h, linux/fcntl.h: alike on x86_64 and aarch64; the
+# 64-bit kernel has no F_GETLK64 & co., they are 32-bit ABIs').
+F_GETLK, F_SETLK, F_SETLKW = 5, 6, 7
+F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 36, 37, 38
+F_SETLEASE, F_GETLEASE, F_NOTIFY = 1024, 1025, 1026
+
+# The socket families a bot may open: the network namespace bwrap gives the sandbox
+# covers them (AF_NETLINK: glibc's getaddrinfo asks the routing table through it).
+AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
+FAMILIES_ALLOWED = (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK)
+
 
 # -- what is refused, and why ----------------------------------------------------------------
 
@@ -107,7 +128,12 @@ class Refusal:
     names: tuple[str, ...]
     why: str
     errno: int = errno.EPERM
-    only: str = ""  # "namespaces" (clone, unshare) or "personas" (personality): refused only so
+    # Refused only for some values of a register argument: "namespaces" (clone, unshare:
+    # a namespace flag in arg 0), "personas" (personality: arg 0 not in PERSONALITIES_ALLOWED),
+    # "commands" (fcntl: arg 1 in ``values``), "families" (socket: arg 0 not in ``values``).
+    only: str = ""
+    values: tuple[int, ...] = ()
+    game_only: bool = False  # a build step may make the call (see the module's docstring)
 
 
 #: The refused system calls, grouped by why (docs/sandbox.md has the same table).
@@ -147,6 +173,33 @@ REFUSED: tuple[Refusal, ...] = (
             "turning off address-space randomisation or turning on READ_IMPLIES_EXEC weakens the "
             "process for exploits; PER_LINUX, PER_LINUX32, UNAME26 and the query stay allowed",
             only="personas"),
+    Refusal(("flock",),
+            "a file lock belongs to the file, not to a namespace: two sandboxes that see one file "
+            "(its own read-only bot.py, /usr/bin/env) pass bits through its locks, between two bots "
+            "of a game or to the twin game of a duplicate set; ENOLCK is what a filesystem without "
+            "locks answers",
+            errno=errno.ENOLCK, game_only=True),
+    Refusal(("fcntl",),
+            "the same channel through POSIX and OFD byte-range locks (F_GETLK, F_SETLK, F_SETLKW, "
+            "F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW) and leases (F_SETLEASE, F_GETLEASE); every "
+            "other command (F_GETFL, F_SETFD, F_DUPFD...) stays allowed",
+            errno=errno.ENOLCK, only="commands", game_only=True,
+            values=(F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_GETLEASE)),
+    Refusal(("fcntl",),
+            "F_NOTIFY (dnotify) reports accesses to a directory's files by any process, other "
+            "sandboxes' too: a channel, as inotify; EINVAL, as on a kernel without dnotify",
+            errno=errno.EINVAL, only="commands", values=(F_NOTIFY,)),
+    Refusal(("inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark"),
+            "a watch on a file every sandbox shows (in /usr) sees the opens and reads other "
+            "sandboxes make: a channel between bots, one file per bit; refused in builds too, which "
+            "may run beside games (cluster workers)",
+            errno=errno.ENOSYS),
+    Refusal(("socket", "socketpair"),
+            "a family outside the network namespace (AF_VSOCK's ports are the whole virtual "
+            "machine's, shared by every sandbox and reachable from the hypervisor; AF_ALG, "
+            "AF_PACKET, AF_KEY, AF_TIPC, AF_RDS, AF_BLUETOOTH... are kernel surface no player "
+            "needs); AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK stay allowed",
+            errno=errno.EAFNOSUPPORT, only="families", values=FAMILIES_ALLOWED),
 )
 
 
@@ -173,6 +226,9 @@ _X86_64 = Arch("x86_64", 0xC000003E, {
     "setns": 308, "unshare": 272, "clone": 56, "clone3": 435,
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     "personality": 135,
+    "flock": 73, "fcntl": 72,
+    "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254, "fanotify_init": 300, "fanotify_mark": 301,
+    "socket": 41, "socketpair": 53,
 }, x32=True)
 
 # aarch64 uses the generic table (asm-generic/unistd.h); calls from 403 on are numbered
@@ -190,6 +246,9 @@ _AARCH64 = Arch("aarch64", 0xC00000B7, {
     "setns": 268, "unshare": 97, "clone": 220, "clone3": 435,
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     "personality": 92,
+    "flock": 32, "fcntl": 25,  # no inotify_init: only inotify_init1
+    "inotify_init1": 26, "inotify_add_watch": 27, "fanotify_init": 262, "fanotify_mark": 263,
+    "socket": 198, "socketpair": 199,
 })
 
 #: The machines (``os.uname().machine``) the filter has a table for.
@@ -252,8 +311,9 @@ def _ret(value: int) -> _Op:
     return (_RET_K, 0, 0, value)
 
 
-def program_for(arch: Arch) -> bytes:
-    """The filter for ``arch``, as the bytes of its ``struct sock_filter`` array."""
+def program_for(arch: Arch, *, build: bool = False) -> bytes:
+    """The filter for ``arch``, as the bytes of its ``struct sock_filter`` array: for a
+    bot at game time, or for a build step (``build``: the file locks allowed)."""
     ops: list[_Op | str] = [
         (_LD_W_ABS, 0, 0, _ARCH),
         (_JEQ_K, 0, "kill", arch.audit),
@@ -261,43 +321,65 @@ def program_for(arch: Arch) -> bytes:
     ]
     if arch.x32:
         ops.append((_JSET_K, "kill", 0, _X32_SYSCALL_BIT))
-    blocks: list[_Op | str] = []
+    # Each call once in the chain, with what refuses it (fcntl has two refusals).
+    refusals: dict[str, list[Refusal]] = {}
     for refusal in REFUSED:
+        if build and refusal.game_only:
+            continue
         for name in refusal.names:
-            nr = arch.numbers.get(name)
-            if nr is None:
-                continue
-            if refusal.only == "namespaces":
-                mask = _UNSHARE_NAMESPACES if name == "unshare" else _CLONE_NAMESPACES
-                ops.append((_JEQ_K, name, 0, nr))
-                blocks += [name, (_LD_W_ABS, 0, 0, _arg_low(0)), (_JSET_K, "eperm", "allow", mask)]
-            elif refusal.only == "personas":
-                ops.append((_JEQ_K, name, 0, nr))
-                *others, last = PERSONALITIES_ALLOWED
-                blocks += [name, (_LD_W_ABS, 0, 0, _arg_low(0))]
-                blocks += [(_JEQ_K, "allow", 0, value) for value in others]
-                blocks.append((_JEQ_K, "allow", "eperm", last))
-            else:
-                ops.append((_JEQ_K, "eperm" if refusal.errno == errno.EPERM else "enosys", 0, nr))
+            if name in arch.numbers:
+                refusals.setdefault(name, []).append(refusal)
+    returns = {errno.EPERM, errno.ENOSYS}
+    blocks: list[_Op | str] = []
+    for name, (refusal, *more) in refusals.items():
+        nr = arch.numbers[name]
+        returns.update(r.errno for r in (refusal, *more))
+        if not refusal.only:
+            ops.append((_JEQ_K, _errno_label(refusal.errno), 0, nr))
+            continue
+        ops.append((_JEQ_K, name, 0, nr))
+        blocks.append(name)
+        if refusal.only == "namespaces":
+            mask = _UNSHARE_NAMESPACES if name == "unshare" else _CLONE_NAMESPACES
+            blocks += [(_LD_W_ABS, 0, 0, _arg_low(0)), (_JSET_K, "eperm", "allow", mask)]
+        elif refusal.only in ("personas", "families"):
+            allowed = PERSONALITIES_ALLOWED if refusal.only == "personas" else refusal.values
+            *others, last = allowed
+            blocks.append((_LD_W_ABS, 0, 0, _arg_low(0)))
+            blocks += [(_JEQ_K, "allow", 0, value) for value in others]
+            blocks.append((_JEQ_K, "allow", _errno_label(refusal.errno), last))
+        elif refusal.only == "commands":
+            refused = [(value, r.errno) for r in (refusal, *more) for value in r.values]
+            blocks.append((_LD_W_ABS, 0, 0, _arg_low(1)))
+            blocks += [(_JEQ_K, _errno_label(e), 0, value) for value, e in refused[:-1]]
+            blocks.append((_JEQ_K, _errno_label(refused[-1][1]), "allow", refused[-1][0]))
+        else:
+            raise AssertionError(f"{name}: unknown kind of refusal {refusal.only!r}")
     # A call the chain did not stop is allowed; then the argument checks, then the shared
     # returns (cBPF jumps forward only).
-    ops += [_ret(RET_ALLOW), *blocks]
-    ops += ["allow", _ret(RET_ALLOW), "eperm", _ret(RET_ERRNO | errno.EPERM),
-            "enosys", _ret(RET_ERRNO | errno.ENOSYS), "kill", _ret(RET_KILL_PROCESS)]
+    ops += [_ret(RET_ALLOW), *blocks, "allow", _ret(RET_ALLOW)]
+    for number in sorted(returns):
+        ops += [_errno_label(number), _ret(RET_ERRNO | number)]
+    ops += ["kill", _ret(RET_KILL_PROCESS)]
     return assemble(ops)
 
 
+def _errno_label(number: int) -> str:
+    return errno.errorcode[number].lower()
+
+
 @cache
-def program() -> bytes:
-    """The filter for the machine the arena runs on (see :func:`host_arch`)."""
-    return program_for(host_arch())
+def program(*, build: bool = False) -> bytes:
+    """The filter for the machine the arena runs on (see :func:`host_arch`); ``build``:
+    the one for a build step."""
+    return program_for(host_arch(), build=build)
 
 
-def filter_fd() -> int:
-    """The read end of a pipe holding :func:`program` and then its end (bwrap reads it
-    whole and closes it): non-inheritable, so only a spawn that lists it in ``pass_fds``
-    hands it on. The caller closes it after the spawn."""
-    data = program()
+def filter_fd(*, build: bool = False) -> int:
+    """The read end of a pipe holding :func:`program` (``build``: a build step's) and
+    then its end (bwrap reads it whole and closes it): non-inheritable, so only a spawn
+    that lists it in ``pass_fds`` hands it on. The caller closes it after the spawn."""
+    data = program(build=build)
     r, w = os.pipe()
     try:
         # Far below a pipe's buffer (64 KiB; at least one page): the write cannot block.

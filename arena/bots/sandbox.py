@@ -769,7 +769,7 @@ class Jail:
                 if os.geteuid() == 0 and not sandbox.writable:
                     _check_enterable(name, sandbox.expose, argv)
                 self._uid = _UIDS.take() if os.geteuid() == 0 else None
-                self._seccomp_fd = _seccomp.filter_fd()
+                self._seccomp_fd = _seccomp.filter_fd(build=sandbox.writable)  # writable: a build step
                 argv = _strict_argv(
                     support, sandbox, cwd, [program, *argv[1:]], uid=self._uid, seccomp_fd=self._seccomp_fd, env=env
                 )
