@@ -1352,14 +1352,9 @@ def remove_build_folder(folder: Path) -> bool:
     """Remove what a build left in ``folder``, however it made it (folders it made
     unwritable, nested past what a recursive walk goes through); True once it is gone."""
 
-    def writable_and_retry(func: Callable[..., object], path: str, _exc: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(path), 0o700)
-            func(path)
-
     with contextlib.suppress(OSError, RecursionError):
-        shutil.rmtree(folder, onerror=writable_and_retry)
-    if os.path.lexists(folder):  # rm walks any depth without recursion
+        shutil.rmtree(folder, ignore_errors=True)
+    if os.path.lexists(folder):  # what it could not enter, or too deep: chmod and rm walk any depth
         subprocess.run(["chmod", "-R", "u+rwx", "--", str(folder)], stdin=subprocess.DEVNULL, capture_output=True, check=False)
         subprocess.run(["rm", "-rf", "--", str(folder)], stdin=subprocess.DEVNULL, capture_output=True, check=False)
     return not os.path.lexists(folder)
