@@ -209,8 +209,8 @@ def load_config(path: Path) -> dict[str, Any]:
             value = dict(value)
             for name in sorted(value.keys() & _BUILD_CAPS):
                 cap = value.pop(name)
-                if isinstance(cap, bool) or not isinstance(cap, _CONFIG_KEYS[name]):
-                    raise ArenaError(f"{path}: setting 'limits.{name}' must be a number, not {type(cap).__name__} ({cap!r})")
+                if name != "build_timeout_s" and (isinstance(cap, bool) or not isinstance(cap, int)):
+                    raise ArenaError(f"{path}: limits.{name} must be a positive whole number, not {cap!r}")
                 _check_config_value(path, f"limits.{name}", name, cap)
                 out[name] = cap
         _check_config_value(path, key, norm, value)
