@@ -636,12 +636,19 @@ def store_key_import_command(
     key: Annotated[str, typer.Argument(help="A deal key, as `arena store key export` printed it.")],
     results: Annotated[Path, typer.Argument(help="The results folder (made if missing).")] = Path("results"),
 ) -> None:
-    """Make KEY the deal key of the store in RESULTS: only a store with no games yet (or a new one)."""
-    from arena.store import open_store, parse_deal_key
+    """Make KEY the deal key of the store in RESULTS: only a store with no games yet (or a new one).
+    Holds the results folder like a run (waits for one going on, then checks its games)."""
+    from arena.store import open_store, parse_deal_key, results_lock
 
     parse_deal_key(key, "the key to import")  # checked before any folder is made
-    with open_store(results) as store:
-        store.import_deal_key(key)
+    # A run reads the key once, under this lock, and deals every game with it: replacing it
+    # under a run would record games dealt with a key gone from the store.
+    try:
+        with results_lock(results, "arena store key import", on_wait=say_waiting), open_store(results) as store:
+            store.import_deal_key(key)
+    except KeyboardInterrupt:
+        err.print("\n[yellow]interrupted[/yellow]: the deal key was not changed.", highlight=False)
+        raise typer.Exit(130) from None
     err.print(f"deal key imported into {escape(str(store.path))}", highlight=False)
 
 

@@ -175,6 +175,8 @@ _CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
     "limits": dict,
     "toolchains": list,
     "build_timeout_s": (int, float),
+    "build_mb": int,
+    "build_files": int,
     "cluster": str,
 }
 
@@ -202,12 +204,15 @@ def load_config(path: Path) -> dict[str, Any]:
         if isinstance(value, bool) and want is not bool or not isinstance(value, want):
             names = " or ".join(t.__name__ for t in (want if isinstance(want, tuple) else (want,)))
             raise ArenaError(f"{path}: setting {key!r} must be {names}, not {type(value).__name__} ({value!r})")
-        if norm == "limits" and isinstance(value, dict) and "build_timeout_s" in value:
-            # The cap on a bot's build time may also sit with the other caps.
+        if norm == "limits" and isinstance(value, dict) and value.keys() & _BUILD_CAPS:
+            # The caps on a bot's build may also sit with the other caps.
             value = dict(value)
-            cap = value.pop("build_timeout_s")
-            _check_config_value(path, "limits.build_timeout_s", "build_timeout_s", cap)
-            out["build_timeout_s"] = cap
+            for name in sorted(value.keys() & _BUILD_CAPS):
+                cap = value.pop(name)
+                if name != "build_timeout_s" and (isinstance(cap, bool) or not isinstance(cap, int)):
+                    raise ArenaError(f"{path}: limits.{name} must be a positive whole number, not {cap!r}")
+                _check_config_value(path, f"limits.{name}", name, cap)
+                out[name] = cap
         _check_config_value(path, key, norm, value)
         if norm in ("bots", "results"):
             value = str((path.parent / value).resolve()) if not Path(value).is_absolute() else value
@@ -217,8 +222,12 @@ def load_config(path: Path) -> dict[str, Any]:
     return out
 
 
+# The caps on a bot's build step (also accepted within [limits]).
+_BUILD_CAPS = {"build_timeout_s", "build_mb", "build_files"}
+
 # The bounds of `arena run`'s options, for the same settings given in a config file.
 _CONFIG_MINIMUM: dict[str, int | float] = {
+    "build_mb": 1, "build_files": 1,
     "deals": 1, "games": 1, "seed": 0, "jobs": 1, "hello_ms": 1, "turn_ms": 1, "bank_ms": 0, "time_scale": 0.001,
 }
 _CONFIG_CHOICES: dict[str, tuple[str, ...]] = {
@@ -756,7 +765,7 @@ def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None
             raise ArenaError(
                 f"variant must be one of {', '.join(v.value for v in Variant)}, not {options['variant']!r}"
             ) from None
-    if any(options.get(k) is not None for k in ("sandbox", "limits", "toolchains", "build_timeout_s")):
+    if any(options.get(k) is not None for k in ("sandbox", "limits", "toolchains", *_BUILD_CAPS)):
         base_sandbox = s.sandbox or SandboxSettings()
         try:
             level = resolve_level(options["sandbox"])[0] if options.get("sandbox") is not None else base_sandbox.level
@@ -765,7 +774,10 @@ def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None
             raise ArenaError(str(exc)) from None
         toolchains = tuple(options["toolchains"]) if options.get("toolchains") is not None else base_sandbox.toolchains
         build_cap = float(min(options.get("build_timeout_s") or base_sandbox.build_timeout_s, 10**15))
-        changes["sandbox"] = replace(base_sandbox, level=level, caps=caps, toolchains=toolchains, build_timeout_s=build_cap)
+        build_size = {k: min(int(options[k]), 10**9) for k in ("build_mb", "build_files") if options.get(k) is not None}
+        changes["sandbox"] = replace(
+            base_sandbox, level=level, caps=caps, toolchains=toolchains, build_timeout_s=build_cap, **build_size
+        )
     time_changes = {k: options[k] for k in ("hello_ms", "turn_ms", "bank_ms", "time_scale", "no_timeout") if options.get(k) is not None}
     if time_changes:
         try:

@@ -8,6 +8,7 @@ runs) from a copy of exactly the files that hash covers, in a cache keyed by it.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
 import os
@@ -28,9 +29,11 @@ from .files import MAX_MANIFEST_BYTES, SKIP_DIRS, BotFilesError, copy_bot, hash_
 from .sandbox import (
     DEFAULT_BUILD_TIMEOUT_CAP,
     MAX_ENV_BYTES,
+    BuildCaps,
     Limits,
     SandboxSettings,
     env_refusal,
+    remove_build_folder,
     run_build,
 )
 
@@ -410,14 +413,23 @@ def prepare_bot(manifest: BotManifest, cache_dir: Path, sandbox: SandboxSettings
         timeout = min(manifest.build_timeout_s, cap)
         capped = manifest.build_timeout_s > cap
         note = f"the bot asks {manifest.build_timeout_s:g} s for its build (build_timeout_s); the run's cap is {cap:g} s\n" if capped else ""
+        # What the build may leave in its folder: the run's caps (without a sandbox: the defaults).
+        caps = BuildCaps(sandbox.build_mb, sandbox.build_files) if sandbox is not None else BuildCaps()
         try:
             built = run_build(
                 manifest.name, policy, list(manifest.build), work, _env(manifest, sandboxed=sandboxed),
-                timeout, log=log, header=note,
+                timeout, log=log, header=note, caps=caps,
             )
         except BotStartError as exc:
             log.write_text(note + f"{exc.reason}\n")
             raise BuildError(f"bot {manifest.name}: build command {manifest.build[0]!r}: {exc.reason} (log: {log})") from None
+        if built.over:
+            # Never kept, not even until the next run: what it wrote goes at once (the log stays).
+            gone = remove_build_folder(work)
+            left = "" if gone else f"; its build folder {work} could not be removed"
+            with contextlib.suppress(OSError), open(log, "a", encoding="utf-8") as f:
+                f.write(f"\n[the arena stopped the build: {built.over}]\n")
+            raise BuildError(f"bot {manifest.name}: build stopped: {built.over}{left} (log: {log})")
         if built.returncode is None:
             whose = f"the run's cap; the bot asks {manifest.build_timeout_s:g} s" if capped else "its build_timeout_s"
             raise BuildError(f"bot {manifest.name}: build timed out after {timeout:g} s ({whose}) (log: {log})")

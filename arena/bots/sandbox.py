@@ -74,6 +74,9 @@ T = TypeVar("T")
 
 __all__ = [
     "BUILD_OUTPUT_CAP",
+    "BuildCaps",
+    "DEFAULT_BUILD_FILES_CAP",
+    "DEFAULT_BUILD_MB_CAP",
     "DEFAULT_BUILD_TIMEOUT_CAP",
     "DEFAULT_CAPS",
     "DEFAULT_LIMITS",
@@ -87,6 +90,7 @@ __all__ = [
     "env_refusal",
     "open_jail",
     "resolve_level",
+    "remove_build_folder",
     "run_build",
     "strict_support",
 ]
@@ -164,6 +168,14 @@ DEFAULT_CAPS = Limits(memory_mb=2048, cpu_s=600.0, processes=256, tmp_mb=1024, o
 DEFAULT_BUILD_TIMEOUT_CAP = 300.0
 """The most wall-clock seconds a bot's build step may take, unless the run sets another cap."""
 
+DEFAULT_BUILD_MB_CAP = 1024
+"""The most disk space (MiB) a bot's build folder may take, while it builds and after,
+unless the run sets another cap (``build_mb``)."""
+
+DEFAULT_BUILD_FILES_CAP = 20_000
+"""The most files, folders and links a bot's build folder may hold, unless the run sets
+another cap (``build_files``)."""
+
 #: The environment variable in which an operator may list toolchain folders (``:``-separated)
 #: for every command that starts bots (``arena validate``, ``submit``, ``play``…).
 TOOLCHAINS_VAR = "ARENA_TOOLCHAINS"
@@ -187,12 +199,15 @@ def toolchains_from_environment() -> tuple[str, ...]:
 class SandboxSettings:
     """A run's sandbox: its level, the caps on what a bot may ask for, the operator's
     toolchain folders (shown read-only to every bot under ``strict``, beside the system
-    and the arena's own Python), and the cap on a build step's wall-clock time."""
+    and the arena's own Python), and the caps on a build step: its wall-clock time, the
+    disk space and the number of entries of its build folder."""
 
     level: Level = Level.STRICT
     caps: Limits = DEFAULT_CAPS
     toolchains: tuple[str, ...] = field(default_factory=toolchains_from_environment)
     build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_CAP
+    build_mb: int = DEFAULT_BUILD_MB_CAP
+    build_files: int = DEFAULT_BUILD_FILES_CAP
 
     def for_bot(self, path: Path, requested: Limits | None = None, *, writable: bool = False) -> Sandbox | None:
         """The policy of one bot at ``path`` (its folder or single file): its own limits
@@ -1007,6 +1022,60 @@ def _folder_size(folder: Path, stop_above: int) -> int:
     return total
 
 
+#: How deep a build folder's folders may nest (its walk holds one open folder per level).
+BUILD_DEPTH_CAP = 128
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _tree_usage(folder: Path, max_bytes: int, max_entries: int) -> tuple[int, int, bool]:
+    """The disk space (allocated blocks) and the number of entries (files, folders,
+    links…) under ``folder``, and whether its folders nest deeper than
+    :data:`BUILD_DEPTH_CAP`. Stops counting once over either cap, so one call costs at most
+    about ``max_entries`` stats however big the tree has grown. It walks by folder
+    descriptors (no path grows with the depth, so no name is too long to look at) and
+    holds one per level; entries that vanish while it looks are not counted."""
+    total = entries = 0
+    try:
+        top = os.open(folder, _DIR_FLAGS)
+    except OSError:
+        return 0, 0, False
+    stack: list[tuple[int, list[str]]] = []
+    try:
+        fd = top
+        while True:
+            subdirs: list[str] = []
+            stack.append((fd, subdirs))
+            with contextlib.suppress(OSError), os.scandir(fd) as it:
+                for entry in it:
+                    entries += 1
+                    with contextlib.suppress(OSError):
+                        st = entry.stat(follow_symlinks=False)
+                        total += st.st_blocks * 512
+                        if stat.S_ISDIR(st.st_mode):
+                            subdirs.append(entry.name)
+                    if total > max_bytes or entries > max_entries:
+                        return total, entries, False
+            fd = -1
+            while stack and fd < 0:
+                parent, pending = stack[-1]
+                if not pending:
+                    stack.pop()
+                    if parent != top:
+                        os.close(parent)
+                    continue
+                if len(stack) > BUILD_DEPTH_CAP:
+                    return total, entries, True
+                with contextlib.suppress(OSError):
+                    fd = os.open(pending.pop(), _DIR_FLAGS, dir_fd=parent)
+            if fd < 0:
+                return total, entries, False
+    finally:
+        for parent, _ in stack:
+            if parent != top:
+                os.close(parent)
+        os.close(top)
+
+
 def open_jail(name: str, sandbox: Sandbox | None, argv: list[str], env: dict[str, str], cwd: Path) -> Jail | None:
     """The jail of a bot about to be started (None without a sandbox). Raises
     :class:`BotStartError` when it cannot be made (e.g. strict is not available)."""
@@ -1033,12 +1102,43 @@ class BuildInterrupted(Exception):
     """The build was stopped because its caller was cancelled (Ctrl-C, SIGTERM)."""
 
 
+class _BuildOver(Exception):
+    """The build went over a cap on what it may write (the message says which)."""
+
+
+# How often a running build's folder is measured, in seconds.
+BUILD_CHECK_INTERVAL = WATCH_INTERVAL
+
+
+@dataclass(frozen=True, slots=True)
+class BuildCaps:
+    """What a build may leave in its build folder: disk space and entries, and (under
+    ``limits``, where it has one) the size of its private temporary folder."""
+
+    max_mb: int = DEFAULT_BUILD_MB_CAP
+    max_files: int = DEFAULT_BUILD_FILES_CAP
+
+    def breach(self, folder: Path, temp: Path | None = None, temp_mb: int = 0) -> str:
+        """Why ``folder`` (or ``temp``) is over the caps, or ``""``."""
+        size, entries, deep = _tree_usage(folder, self.max_mb * _MB, self.max_files)
+        if size > self.max_mb * _MB:
+            return f"its build folder grew over the run's cap of {self.max_mb} MB (build_mb)"
+        if entries > self.max_files:
+            return f"its build folder grew over the run's cap of {self.max_files} files (build_files)"
+        if deep:
+            return f"its build folder nests folders over {BUILD_DEPTH_CAP} deep"
+        if temp is not None and _folder_size(temp, temp_mb * _MB) > temp_mb * _MB:
+            return f"its temporary folder grew over its limit of {temp_mb} MB"
+        return ""
+
+
 @dataclass(slots=True)
 class BuildResult:
     returncode: int | None  # None: timed out
     output: bytes  # its last BUILD_OUTPUT_CAP bytes at most (as UTF-8, after a line on what was dropped)
     explanation: str = ""
     dropped: int = 0  # bytes of output before those, not kept
+    over: str = ""  # the cap on its build folder it went over (it was ended), if any
 
 
 # The stop signal of the build_in_thread call this thread works for, if any.
@@ -1048,6 +1148,7 @@ _build_stop: contextvars.ContextVar[threading.Event | None] = contextvars.Contex
 def run_build(
     name: str, sandbox: Sandbox | None, argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float,
     *, log: Path | None = None, header: str = "", output_cap: int = BUILD_OUTPUT_CAP,
+    caps: BuildCaps | None = None,
 ) -> BuildResult:
     """Run a bot's build step in ``cwd`` (its build folder), sandboxed like the bot
     itself but with that folder writable, for at most ``timeout_s`` seconds of wall-clock
@@ -1059,17 +1160,28 @@ def run_build(
     when the build is interrupted. Its whole process tree is ended when it times out,
     when this thread gets KeyboardInterrupt, or when the caller of
     :func:`build_in_thread` is cancelled (this then raises :class:`BuildInterrupted`).
-    Raises :class:`BotStartError` if it cannot start."""
+
+    ``caps`` (default :class:`BuildCaps`) bound what it leaves in ``cwd``: the folder is
+    measured every :data:`BUILD_CHECK_INTERVAL` seconds while it runs and once more after
+    its tree is dead; over a cap, its tree is ended and ``over`` says which cap (the
+    caller removes the folder). Raises :class:`BotStartError` if it cannot start."""
     if not (math.isfinite(timeout_s) and timeout_s > 0):
         raise ValueError(f"bot {name}: a build's time limit must be a positive number of seconds, not {timeout_s!r}")
     if sandbox is not None:
         sandbox = replace(sandbox, expose=cwd, writable=True)
+    caps = caps or BuildCaps()
     tail = ByteTail(output_cap)
     jail = open_jail(name, sandbox, list(argv), env, cwd)
     uid = jail._uid if jail is not None else None
     owner = os.stat(cwd)
     proc: subprocess.Popen[bytes] | None = None
     code: int | None = None
+    temp = jail._temp if jail is not None else None
+    temp_mb = jail.limits.tmp_mb if jail is not None else 0
+
+    def breach() -> str:
+        return caps.breach(cwd, temp, temp_mb)
+
     try:
         if uid is not None:
             _chown_tree(cwd, uid, uid)
@@ -1086,10 +1198,18 @@ def run_build(
             raise BotStartError(f"cannot run the build: {reason}", bot=name, argv=tuple(argv)) from None
         if jail is not None:
             jail.started(proc.pid)
-        code = _follow_build(proc, tail, time.monotonic() + timeout_s)
+        try:
+            code = _follow_build(proc, tail, time.monotonic() + timeout_s, breach)
+        except _BuildOver as over:
+            _end_build(proc, jail)
+            proc = None
+            return BuildResult(None, tail.text().encode(), "", tail.dropped, over=str(over))
+        _end_build(proc, jail)  # what it left running is ended before the last look
+        proc = None
         if code is not None and jail is not None:
             code = jail.returncode(code)
-        return BuildResult(code, tail.text().encode(), jail.explain(code) if jail else "", tail.dropped)
+        over = breach()  # what it wrote between the last look and its end
+        return BuildResult(code, tail.text().encode(), jail.explain(code) if jail else "", tail.dropped, over=over)
     finally:
         if proc is not None:
             _end_build(proc, jail)
@@ -1101,29 +1221,39 @@ def run_build(
             _chown_tree(cwd, owner.st_uid, owner.st_gid)
 
 
-def _follow_build(proc: subprocess.Popen[bytes], tail: ByteTail, deadline: float) -> int | None:
+def _follow_build(
+    proc: subprocess.Popen[bytes], tail: ByteTail, deadline: float, breach: Callable[[], str] | None = None,
+) -> int | None:
     """Read the build's output into ``tail`` until it has exited and its pipe is closed;
-    its exit status, or None at the deadline. Raises :class:`BuildInterrupted` when the
-    caller of :func:`build_in_thread` is cancelled."""
+    its exit status, or None at the deadline. Every :data:`BUILD_CHECK_INTERVAL` seconds
+    ``breach()`` is asked whether it went over a cap (:class:`_BuildOver` with its answer).
+    Raises :class:`BuildInterrupted` when the caller of :func:`build_in_thread` is cancelled."""
     stop = _build_stop.get()
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
     eof = False
     exited_at: float | None = None
+    next_check = time.monotonic() + BUILD_CHECK_INTERVAL
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
         while True:
             if stop is not None and stop.is_set():
                 raise BuildInterrupted("the build was interrupted")
             now = time.monotonic()
+            if breach is not None and now >= next_check:
+                why = breach()
+                if why:
+                    raise _BuildOver(why)
+                now = time.monotonic()
+                next_check = now + BUILD_CHECK_INTERVAL
             if now >= deadline:
                 return None
             if proc.poll() is not None:
                 exited_at = exited_at or now
                 if eof or now - exited_at > _BUILD_PIPE_WAIT:
                     return proc.returncode
-            wait = min(0.1, deadline - now)
+            wait = max(0.0, min(0.1, deadline - now, next_check - now))
             if eof:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(wait)
@@ -1207,10 +1337,25 @@ _ABANDON = "abandon_on_cancel" if "abandon_on_cancel" in inspect.signature(trio.
 
 
 def _chown_tree(folder: Path, uid: int, gid: int) -> None:
-    for root, dirs, files in os.walk(folder):
-        for name in [*dirs, *files]:
-            with contextlib.suppress(OSError):
-                os.lchown(os.path.join(root, name), uid, gid)
+    # (A tree nested deeper than Python's recursion lets os.walk go is over the build's
+    # depth cap, and is removed as root: what is not handed back does not matter.)
+    with contextlib.suppress(RecursionError):
+        for root, dirs, files in os.walk(folder):
+            for name in [*dirs, *files]:
+                with contextlib.suppress(OSError):
+                    os.lchown(os.path.join(root, name), uid, gid)
     with contextlib.suppress(OSError):
         os.lchown(folder, uid, gid)
+
+
+def remove_build_folder(folder: Path) -> bool:
+    """Remove what a build left in ``folder``, however it made it (folders it made
+    unwritable, nested past what a recursive walk goes through); True once it is gone."""
+
+    with contextlib.suppress(OSError, RecursionError):
+        shutil.rmtree(folder, ignore_errors=True)
+    if os.path.lexists(folder):  # what it could not enter, or too deep: chmod and rm walk any depth
+        subprocess.run(["chmod", "-R", "u+rwx", "--", str(folder)], stdin=subprocess.DEVNULL, capture_output=True, check=False)
+        subprocess.run(["rm", "-rf", "--", str(folder)], stdin=subprocess.DEVNULL, capture_output=True, check=False)
+    return not os.path.lexists(folder)
 
