@@ -66,7 +66,7 @@ from typing import TypeVar
 import trio
 
 from . import _cgroup, _seccomp
-from ._errors import BotStartError
+from ._errors import BotStartError, lone_errors_unwrapped
 from ._proctree import child_setup_hook, children_of
 from ._tail import ByteTail
 
@@ -1328,11 +1328,13 @@ async def build_in_thread(fn: Callable[..., T], *args: object) -> T:
 
     result: list[T] = []
     try:
-        async with trio.open_nursery() as nursery:
-            if threading.current_thread() is threading.main_thread():
-                nursery.start_soon(on_sigterm, nursery.cancel_scope)
-            result.append(await trio.to_thread.run_sync(work, **{_ABANDON: True}))
-            nursery.cancel_scope.cancel()
+        # (unwrapped: from trio 0.25 on a nursery raises even a lone BuildError as a group)
+        with lone_errors_unwrapped():
+            async with trio.open_nursery() as nursery:
+                if threading.current_thread() is threading.main_thread():
+                    nursery.start_soon(on_sigterm, nursery.cancel_scope)
+                result.append(await trio.to_thread.run_sync(work, **{_ABANDON: True}))
+                nursery.cancel_scope.cancel()
     finally:
         if not done.is_set():
             stop.set()
