@@ -1,18 +1,11 @@
 """Control groups for bots: one group per bot process tree, for a whole-tree kill, its CPU
-time and peak memory, caps on its memory and process count, and a CPU share of its own.
+time and peak memory, and caps on its memory and process count.
 
 Linux offers these through two kinds of hierarchy that may coexist: the unified one
 (cgroup v2: ``cgroup.kill``, ``cpu.stat``, and, when its controllers are enabled,
-``memory.max``/``memory.peak``/``pids.max``/``cpu.max``/``cpu.weight``) and per-controller
-ones (cgroup v1: ``memory``, ``pids``, ``cpuacct``, ``cpu``). Each feature is taken from
-wherever it works, and each may be missing; :func:`support` says what is there.
-
-The CPU share: every bot's group gets the same weight (``cpu.weight`` 100, or v1's
-``cpu.shares`` 1024), so that under contention each bot gets an equal part of the CPUs
-however many processes or threads it runs, and a quota of its ``cpus`` limit
-(``cpu.max``, or v1's ``cpu.cfs_quota_us``), so that a bot never holds more than that many
-CPUs' worth of time, whether it is being asked or not: what it runs while another seat is
-on the clock cannot take that seat's CPU away beyond its share.
+``memory.max``/``memory.peak``/``pids.max``) and per-controller ones (cgroup v1:
+``memory``, ``pids``, ``cpuacct``). Each feature is taken from wherever it works, and
+each may be missing; :func:`support` says what is there.
 
 Every group is made *below the arena's own group* in each hierarchy (the arena is never
 moved), in a folder ``sushigo-arena-<pid>`` of this arena process, and removed when its
@@ -30,7 +23,6 @@ import logging
 import os
 import signal
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,48 +33,6 @@ __all__ = ["BotCgroup", "CgroupSupport", "support"]
 log = logging.getLogger(__name__)
 
 _counter = itertools.count(1)
-
-#: The period of a bot's CPU quota, in microseconds (the kernel's default): within each, a
-#: bot may use ``cpus`` times as much CPU time, then waits for the next.
-CPU_PERIOD_US = 100_000
-#: Every bot's weight: the same for all (v2's default ``cpu.weight``; v1's ``cpu.shares``).
-CPU_WEIGHT = 100
-CPU_SHARES_V1 = 1024
-
-_warned_no_cpu = False
-_shares_lock = threading.Lock()
-_sharing = 0  # bot groups with a CPU share now
-
-
-def _count_sharing(change: int) -> None:
-    """Keep the arena's folder weighing as much as its bots together: each bot, in a
-    session of its own, weighed as much as any other session on the machine before it
-    had a group; it still does, while within the folder all bots weigh the same."""
-    global _sharing
-    s = _support
-    if s is None or s.cpu is None:
-        return
-    with _shares_lock:
-        _sharing = max(0, _sharing + change)
-        bots = max(1, _sharing)
-        if s.cpu_v2:
-            _write(s.cpu / "cpu.weight", str(min(10_000, CPU_WEIGHT * bots)))
-        else:
-            _write(s.cpu / "cpu.shares", str(min(262_144, CPU_SHARES_V1 * bots)))
-
-
-def _warn_no_cpu_share(s: CgroupSupport) -> None:
-    global _warned_no_cpu
-    if _warned_no_cpu:
-        return
-    _warned_no_cpu = True
-    why = next((p for p in s.problems if "cpu" in p), "no cpu cgroup controller")
-    log.warning(
-        "bots get no CPU share of their own (%s): a bot's processes may take CPU time from the "
-        "seat on the clock; run the arena as root, or in a cgroup with the cpu controller delegated, "
-        "e.g. `systemd-run --user --scope -p Delegate=yes arena ...`",
-        why,
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +45,6 @@ class CgroupSupport:
     pids: Path | None = None
     pids_v2: bool = False
     cpuacct: Path | None = None  # v1 CPU accounting, when there is no v2 folder
-    cpu: Path | None = None  # folder for CPU weights and quotas
-    cpu_v2: bool = False  # ``cpu`` is a v2 folder (cpu.max) rather than v1 (cpu.cfs_quota_us)
     problems: tuple[str, ...] = field(default=())
 
     @property
@@ -109,7 +57,6 @@ class CgroupSupport:
         parts.append("memory cap" if self.memory else "no memory cgroup")
         parts.append("process cap" if self.pids else "no pids cgroup")
         parts.append("CPU accounting" if (self.unified or self.cpuacct) else "no CPU accounting cgroup")
-        parts.append("CPU share" if self.cpu else "no cpu cgroup")
         return ", ".join(parts)
 
 
@@ -229,7 +176,7 @@ def support() -> CgroupSupport:
         if fstype == "cgroup2" and v2_folder is None and "0" in own:
             v2_folder = _folder(mount, root, own["0"])
         elif fstype == "cgroup":
-            for controller in ("memory", "pids", "cpuacct", "cpu"):
+            for controller in ("memory", "pids", "cpuacct"):
                 if controller in opts and controller in own and controller not in v1:
                     folder = _folder(mount, root, own[controller])
                     if folder is not None:
@@ -241,7 +188,7 @@ def support() -> CgroupSupport:
     enabled: set[str] = set()
     if unified is not None and v2_folder is not None:
         available = set(_read_text(v2_folder / "cgroup.controllers").split())
-        wanted = [c for c in ("memory", "pids", "cpu") if c in available]
+        wanted = [c for c in ("memory", "pids") if c in available]
         if wanted:
             # The arena's folder holds no process, so it may hand controllers down.
             _write(unified / "cgroup.subtree_control", " ".join("+" + c for c in wanted))
@@ -254,13 +201,6 @@ def support() -> CgroupSupport:
     memory = unified if memory_v2 else v1_parent("memory")
     pids = unified if pids_v2 else v1_parent("pids")
     cpuacct = None if unified is not None else v1_parent("cpuacct")  # v2's cpu.stat is enough
-    cpu_v2 = "cpu" in enabled
-    cpu = unified if cpu_v2 else v1_parent("cpu")
-    if cpu is None:
-        where = v2_folder or v1.get("cpu")
-        problems.append(
-            f"the cpu controller is not delegated to {where}" if where is not None else "no cpu cgroup controller"
-        )
     _support = CgroupSupport(
         unified=unified,
         memory=memory,
@@ -268,11 +208,9 @@ def support() -> CgroupSupport:
         pids=pids,
         pids_v2=pids_v2,
         cpuacct=cpuacct,
-        cpu=cpu,
-        cpu_v2=cpu_v2,
         problems=tuple(problems),
     )
-    if unified or memory or pids or cpuacct or cpu:
+    if unified or memory or pids or cpuacct:
         atexit.register(remove_arena_folders)
     return _support
 
@@ -316,35 +254,23 @@ class BotCgroup:
     """The groups of one bot process tree. Make it before the spawn, pass
     :meth:`join_hook` to run in the child, and :meth:`remove` it after the tree is gone."""
 
-    def __init__(
-        self, label: str, *, memory_bytes: int | None, max_processes: int | None, cpus: float | None = None
-    ) -> None:
-        self.support = s = support()
+    def __init__(self, label: str, *, memory_bytes: int | None, max_processes: int | None) -> None:
+        self.support = support()
         name = f"{label[:40]}-{next(_counter)}"
         self.folders: list[Path] = []
-        made: dict[Path, Path | None] = {}
-
-        def group(base: Path | None) -> Path | None:
-            # One group per hierarchy folder: where controllers share a folder (v2, or
-            # v1's co-mounted cpu,cpuacct) they share the group.
-            if base is None:
-                return None
-            if base not in made:
-                made[base] = self._make(base, name)
-            return made[base]
-
-        self.unified = group(s.unified)
-        self.memory = group(s.memory)
-        self.pids = group(s.pids)
-        self.cpuacct = group(s.cpuacct)
-        self.cpu = group(s.cpu)
+        self.unified = self._make(self.support.unified, name)
+        s = self.support
+        self.memory = self._make(s.memory, name) if s.memory is not None and s.memory != s.unified else (
+            self.unified if s.memory is not None else None
+        )
+        self.pids = self._make(s.pids, name) if s.pids is not None and s.pids != s.unified else (
+            self.unified if s.pids is not None else None
+        )
+        self.cpuacct = self._make(s.cpuacct, name) if s.cpuacct is not None else None
         self.memory_bytes = memory_bytes
         self.max_processes = max_processes
-        self.cpus = cpus
         self.memory_capped = False
         self.processes_capped = False
-        self.cpu_capped = False
-        self._sharing = False
         if self.memory is not None and memory_bytes is not None:
             if s.memory_v2:
                 self.memory_capped = _write(self.memory / "memory.max", str(memory_bytes))
@@ -354,55 +280,12 @@ class BotCgroup:
                 _write(self.memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
         if self.pids is not None and max_processes is not None:
             self.processes_capped = _write(self.pids / "pids.max", str(max_processes))
-        if cpus is not None:
-            self.cpu_capped = self._share_cpu(cpus)
         self._procs_fds: list[int] = []
-        for folder in dict.fromkeys(f for f in (self.unified, self.memory, self.pids, self.cpuacct, self.cpu) if f is not None):
+        for folder in dict.fromkeys(f for f in (self.unified, self.memory, self.pids, self.cpuacct) if f is not None):
             with contextlib.suppress(OSError):
                 self._procs_fds.append(os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC))
         self._peak_sampled = 0
         self._final: tuple[float, int] | None = None
-
-    def _share_cpu(self, cpus: float) -> bool:
-        """Give the group the same weight as every other bot's and a quota of ``cpus``
-        CPUs' worth of time per period. Returns whether both are in place (warns, once,
-        where there is no cpu cgroup)."""
-        if self.cpu is None:
-            _warn_no_cpu_share(self.support)
-            return False
-        # Below 1 ms per period the kernel refuses a quota; at or over every CPU of the
-        # machine a quota holds nothing back and only the weight matters.
-        quota = max(1000, round(cpus * CPU_PERIOD_US))
-        unlimited = cpus >= (os.cpu_count() or 1)
-        if self.support.cpu_v2:
-            weighted = _write(self.cpu / "cpu.weight", str(CPU_WEIGHT))
-            capped = _write(self.cpu / "cpu.max", f"{'max' if unlimited else quota} {CPU_PERIOD_US}")
-        else:
-            weighted = _write(self.cpu / "cpu.shares", str(CPU_SHARES_V1))
-            capped = _write(self.cpu / "cpu.cfs_period_us", str(CPU_PERIOD_US)) and _write(
-                self.cpu / "cpu.cfs_quota_us", str(-1 if unlimited else quota)
-            )
-        if not (weighted and capped):
-            log.warning("cannot set the CPU share of cgroup %s: its bot may slow other bots", self.cpu)
-        if weighted:
-            self._sharing = True
-            _count_sharing(+1)
-        return weighted and capped
-
-    def cpu_quota(self) -> float | None:
-        """The CPUs' worth of time the group may use, as the kernel holds it (None: no
-        quota, or no cpu cgroup)."""
-        if self.cpu is None:
-            return None
-        if self.support.cpu_v2:
-            quota, _, period = _read_text(self.cpu / "cpu.max").partition(" ")
-        else:
-            quota, period = _read_text(self.cpu / "cpu.cfs_quota_us"), _read_text(self.cpu / "cpu.cfs_period_us")
-        try:
-            q, p = int(quota), int(period)
-        except ValueError:
-            return None  # "max"
-        return q / p if q > 0 and p > 0 else None
 
     def _make(self, base: Path | None, name: str) -> Path | None:
         if base is None:
@@ -504,7 +387,7 @@ class BotCgroup:
 
     def processes(self) -> list[int]:
         """The pids in the group now (from the first hierarchy that has it)."""
-        for folder in (self.unified, self.pids, self.memory, self.cpuacct, self.cpu):
+        for folder in (self.unified, self.pids, self.memory, self.cpuacct):
             if folder is None:
                 continue
             try:
@@ -556,9 +439,6 @@ class BotCgroup:
                         break
                     time.sleep(0.01)
         self.folders = []
-        if self._sharing:
-            self._sharing = False
-            _count_sharing(-1)
         return left
 
 
@@ -568,7 +448,7 @@ def remove_arena_folders() -> None:
     s = _support
     if s is None:
         return
-    for base in {s.unified, s.memory, s.pids, s.cpuacct, s.cpu}:
+    for base in {s.unified, s.memory, s.pids, s.cpuacct}:
         if base is not None:
             with contextlib.suppress(OSError):
                 base.rmdir()

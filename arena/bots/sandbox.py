@@ -114,11 +114,7 @@ class Limits:
     """A bot's resource limits (``[limits]`` in bot.toml), or a tournament's caps on them.
 
     ``cpu_s`` is CPU time per game (all the bot's processes and threads together: a bot
-    that thinks on two cores uses it twice as fast; what it runs while other seats are
-    asked counts too); the others hold at every moment. ``cpus`` is the bot's CPU share:
-    at most that many CPUs' worth of time at once, with the same weight as every other
-    bot (its cpu cgroup, where there is one: :class:`~arena.bots._cgroup.BotCgroup`), so
-    that no seat can take another's CPU time, on the clock or not.
+    that thinks on two cores uses it twice as fast); the others hold at every moment.
     """
 
     memory_mb: int = 512  # all the bot's processes together (RAM, its /tmp included)
@@ -126,7 +122,6 @@ class Limits:
     processes: int = 64  # processes and threads at once
     tmp_mb: int = 64  # its temporary folder, and the largest file it may write
     open_files: int = 256  # per process
-    cpus: float = 1.0  # CPUs' worth of time at once, all processes and threads together
 
     @classmethod
     def from_table(cls, table: object, where: str, base: Limits | None = None) -> Limits:
@@ -140,13 +135,11 @@ class Limits:
         for key, value in table.items():
             if key not in known:
                 raise ValueError(f"{where}: unknown limit {key!r} (known: {', '.join(known)})")
-            whole = key not in ("cpu_s", "cpus")
+            whole = key != "cpu_s"
             ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0 and value < math.inf
             if not ok or (whole and value != int(value)):
                 kind = "a positive whole number" if whole else "a positive number"
                 raise ValueError(f"{where}: limit {key!r} must be {kind}, not {value!r}")
-            if key == "cpus" and value < MIN_CPUS:
-                raise ValueError(f"{where}: limit 'cpus' must be at least {MIN_CPUS:g} (of one CPU), not {value!r}")
             changes[key] = int(value) if whole else float(min(value, 10**15))  # TOML integers go past floats
         return replace(base, **changes)
 
@@ -165,15 +158,11 @@ class Limits:
         ]
 
 
-#: The smallest ``cpus`` (the kernel's smallest quota is 1 ms per 100 ms period).
-MIN_CPUS = 0.01
-
 DEFAULT_LIMITS = Limits()
 """What a bot gets when its bot.toml sets no ``[limits]``."""
 
-DEFAULT_CAPS = Limits(memory_mb=2048, cpu_s=600.0, processes=256, tmp_mb=1024, open_files=4096, cpus=1.0)
-"""The most a bot may ask for, unless the tournament sets other caps (``cpus``: one CPU,
-so that by default no bot holds more than its opponents can; a run may raise it)."""
+DEFAULT_CAPS = Limits(memory_mb=2048, cpu_s=600.0, processes=256, tmp_mb=1024, open_files=4096)
+"""The most a bot may ask for, unless the tournament sets other caps."""
 
 
 DEFAULT_BUILD_TIMEOUT_CAP = 300.0
@@ -774,7 +763,7 @@ class Jail:
         try:
             if self.level is not Level.NONE:
                 self.cgroup = _cgroup.BotCgroup(
-                    name, memory_bytes=limits.memory_mb * _MB, max_processes=limits.processes, cpus=limits.cpus
+                    name, memory_bytes=limits.memory_mb * _MB, max_processes=limits.processes
                 )
                 if not self.cgroup.active:
                     self.cgroup.remove()
