@@ -272,10 +272,7 @@ def walk_bot(path: Path) -> Iterator[Item]:
         what = "a link" if stat.S_ISLNK(st.st_mode) else _kind(st.st_mode)
         raise BotFilesError(f"{path}: is {what}, not a bot's folder or file")
     walk = _Walk(path)
-    try:
-        fd = os.open(path, _OPEN_DIR)
-    except OSError as exc:
-        raise BotFilesError(f"{path}: cannot be opened: {exc.strerror}") from None
+    fd = _open_folder(path)
     try:
         yield from walk.folder(fd, "", 0, False)
     finally:
@@ -288,10 +285,7 @@ def _single_file(path: Path, st: os.stat_result) -> Iterator[Item]:
     if st.st_nlink > 1:
         raise walk.fail(path.name, "is a hard link (it has other names elsewhere): a bot's file must be its own")
     walk.reserve(path.name, st.st_size)
-    try:
-        fd = os.open(path.parent, _OPEN_DIR)
-    except OSError as exc:
-        raise BotFilesError(f"{path.parent}: cannot be opened: {exc.strerror}") from None
+    fd = _open_folder(path.parent)
     try:
         yield Item(
             path.name, "file", executable=bool(st.st_mode & 0o111), size=st.st_size,
@@ -396,14 +390,19 @@ def copy_bot(path: Path, dest: Path) -> str:
     return digest.hexdigest()
 
 
+def _open_folder(path: Path) -> int:
+    """A descriptor of the folder ``path`` (never through a last link), or one error naming it."""
+    try:
+        return os.open(path, _OPEN_DIR)
+    except OSError as exc:
+        raise BotFilesError(f"{path}: cannot be opened: {exc.strerror}") from None
+
+
 def read_small_file(folder: Path, name: str, cap: int = MAX_MANIFEST_BYTES) -> bytes:
     """The bytes of the regular file ``folder/name`` (``bot.toml``), at most ``cap``:
     never a link, a FIFO or a device, never more than ``cap + 1`` bytes read."""
     walk = _Walk(folder)
-    try:
-        dir_fd = os.open(folder, _OPEN_DIR)
-    except OSError as exc:
-        raise BotFilesError(f"{folder}: cannot be opened: {exc.strerror}") from None
+    dir_fd = _open_folder(folder)
     try:
         # lstat first: a device is never opened (opening one may act), nor a FIFO.
         mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
