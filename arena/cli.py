@@ -15,32 +15,59 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
 from arena import __version__
 from arena.cli_render import ConsoleLogHandler, SafeConsole
 from arena.engine import Variant
 from arena.errors import ArenaError
 
+
+class _HelpGroup(TyperGroup):
+    """A command group whose help lists each command with its whole first paragraph,
+    wrapped, where click cuts it to one line ending in "..."."""
+
+    def format_commands(self, ctx, formatter) -> None:  # noqa: ANN001  (typer's own click types)
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is None or command.hidden:
+                continue
+            text = command.short_help or (command.help or "").split("\n\n")[0]
+            rows.append((name, " ".join(text.split())))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+# Help is click's plain layout, not typer's rich panels: typer 0.29 shows every flag with a
+# `<bool>` placeholder there, and every version cuts a long word in the narrow help column
+# with "…"; the plain layout shows flags as flags and wraps whole words at any width.
+_HELP = {"rich_markup_mode": None, "cls": _HelpGroup}
 app = typer.Typer(
     name="arena",
     help="Sushi Go! Arena: run bot tournaments with an exact rules engine.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    **_HELP,
 )
 bench_app = typer.Typer(
     help="Benchmarks, each reported as a ratio against a baseline measured in the same run.",
     no_args_is_help=True,
+    **_HELP,
 )
 app.add_typer(bench_app, name="bench")
 store_app = typer.Typer(
     help="The results store (RESULTS/arena.db): rebuild it from the replay files, or move its secret deal key.",
     no_args_is_help=True,
+    **_HELP,
 )
 app.add_typer(store_app, name="store")
 store_key_app = typer.Typer(
     help="The store's secret deal key: every deal, set id and card id of its games is keyed with it.",
     no_args_is_help=True,
+    **_HELP,
 )
 store_app.add_typer(store_key_app, name="key")
 
