@@ -71,13 +71,22 @@ store_key_app = typer.Typer(
 )
 store_app.add_typer(store_key_app, name="key")
 
-# Piped or redirected output has no terminal width to follow: use a wide one rather
-# than rich's 80 columns, so that tables keep every column and lines stay whole
-# (COLUMNS, when set, still wins). Everything is printed through these two, which show
-# any control character in what they print (a bot's words, a file's) as a visible escape.
+# Piped or redirected output has no terminal width to follow: tables are laid out for a
+# wide one rather than rich's 80 columns, so that they keep every column (COLUMNS, when
+# set, still wins), and every other line is printed whole, never wrapped (soft wrap: a
+# path or a game's line is for copying and grepping; rich's padding of a wrapped line
+# to the width is gone with it). Everything is printed through these two, which show any
+# control character in what they print (a bot's words, a file's) as a visible escape.
 _PIPE_WIDTH = None if os.environ.get("COLUMNS") else 132
-out = SafeConsole(width=None if sys.stdout.isatty() else _PIPE_WIDTH)
-err = SafeConsole(stderr=True, width=None if sys.stderr.isatty() else _PIPE_WIDTH)
+
+
+def _console(*, stderr: bool) -> SafeConsole:
+    terminal = (sys.stderr if stderr else sys.stdout).isatty()
+    return SafeConsole(stderr=stderr, width=None if terminal else _PIPE_WIDTH, soft_wrap=not terminal)
+
+
+out = _console(stderr=False)
+err = _console(stderr=True)
 
 
 def _version(value: bool) -> None:

@@ -189,7 +189,7 @@ def h2h_table(st: Any) -> Table:
 
 class ConsoleReporter:
     """Progress of a run: a rich progress bar and a live leaderboard on a terminal,
-    plain lines otherwise (one per game for small runs, a few a minute for big ones)."""
+    plain lines otherwise: one per finished game, each whole on its line."""
 
     def __init__(self, *, quiet: bool = False) -> None:
         self.fancy = err.is_terminal and not quiet
@@ -201,7 +201,6 @@ class ConsoleReporter:
         self.names: dict[str, str] = {}
         self.total = 0
         self.last_table = 0.0
-        self.last_line = 0.0
         self.table: Table | None = None
         self.faults = 0
         self.t0 = time.monotonic()
@@ -292,19 +291,18 @@ class ConsoleReporter:
                 self.last_table = now
                 self.live.update(Group(self.progress, self._live_table(done, total)))
         elif not self.quiet:
-            now = time.monotonic()
-            if total <= 100 or now - self.last_line > 10 or done == total:
-                self.last_line = now
-                marks = [
-                    ("*" if rank == 1 else "") + ("!" if auto else "")
-                    for rank, auto in zip(record.ranks, record.autopilot, strict=False)
-                ]
-                scores = " ".join(
-                    f"{printable(b, limit=NAME_LIMIT)}:{p}{m}" for b, p, m in zip(game.seats, record.scores, marks, strict=False)
-                )
-                reason = (record.void_reason.splitlines() or [""])[0]
-                status = "" if record.status == "complete" else f" VOID ({printable(reason, limit=LINE_LIMIT)})"
-                err.print(Text(f"[{done}/{total}] game {record.game_id} {scores}{status}"), highlight=False)
+            # Every finished game gets its line, however long the run: a log is read with
+            # grep and tail, and a game left out of it cannot be found there.
+            marks = [
+                ("*" if rank == 1 else "") + ("!" if auto else "")
+                for rank, auto in zip(record.ranks, record.autopilot, strict=False)
+            ]
+            scores = " ".join(
+                f"{printable(b, limit=NAME_LIMIT)}:{p}{m}" for b, p, m in zip(game.seats, record.scores, marks, strict=False)
+            )
+            reason = (record.void_reason.splitlines() or [""])[0]
+            status = "" if record.status == "complete" else f" VOID ({printable(reason, limit=LINE_LIMIT)})"
+            err.print(Text(f"[{done}/{total}] game {record.game_id} {scores}{status}"), highlight=False)
 
     def _live_table(self, done: int, total: int) -> Table:
         from arena.ratings import bot_stats, fit_elo

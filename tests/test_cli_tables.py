@@ -62,3 +62,40 @@ def test_the_game_list_keeps_each_replay_path_whole_and_marks_the_winner(results
             assert f"{winner.bot.name} {winner.points}*" in text
     listed = json.loads(CliRunner().invoke(app, ["games", str(results), "--json"]).stdout)["games"]
     assert len(listed) == len(games)
+
+
+@pytest.mark.parametrize("columns", ["80", None])
+def test_a_long_piped_run_gives_every_game_its_whole_line(tmp_path: Path, columns: str | None) -> None:
+    """`arena run … | cat` of more than a hundred games, into a results folder whose path
+    is longer than any width: every finished game has its line, no path is broken, no
+    line ends in spaces."""
+    import os
+    import subprocess
+    import sys
+
+    bots = tmp_path / "bots"
+    for name in ("random", "minimal"):
+        shutil.copytree(EXAMPLES / name, bots / name, ignore=shutil.ignore_patterns("__pycache__"))
+    res = tmp_path / ("a-results-folder-whose-name-is-long-" * 3) / "and-deeper-still" / "results"
+    assert len(str(res)) > 140
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | ({"COLUMNS": columns} if columns else {})
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "run", "--bots", str(bots), "--results", str(res),
+         "--players", "2", "--deals", "55", "--sandbox", "none"],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    with open_store(res, create=False) as store:
+        ids = {g.id for g in store.games()}
+    assert len(ids) == 110
+    lines = proc.stderr.splitlines() + proc.stdout.splitlines()
+    numbered = [line for line in proc.stderr.splitlines() if line.startswith("[")]
+    assert [line.split("]")[0] for line in numbered] == [f"[{k}/110" for k in range(1, 111)]
+    assert {line.split()[2] for line in numbered} == ids  # "[k/N] game ID seats…"
+    for line in lines:
+        assert line == line.rstrip(), repr(line)
+    assert any(f"results in {res}/ (leaderboard.md" in line for line in lines), proc.stderr
+    assert any(line == f"report: {res}/bots-2p-standard-" + line.rsplit("bots-2p-standard-", 1)[-1] for line in lines)
+    assert any(line.endswith("/report/index.html") and line.startswith("report: ") for line in lines)
+    table = [line for line in proc.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table and max(len(line) for line in table) <= int(columns or 132)
