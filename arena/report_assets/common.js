@@ -113,7 +113,8 @@
     return UI.el("span", { class: "card back", "aria-hidden": "true" });
   };
 
-  /** A sortable table: columns [{key, label, num, sort(row) -> value, cell(row) -> node|text}]. */
+  /** A sortable table: columns [{key, label, num, sort(row) -> value, cell(row) -> node|text}].
+   *  options.class "board" lays it out as one card per row on a narrow screen (report.css). */
   UI.sortableTable = function (columns, rows, options) {
     const opts = options || {};
     const table = UI.el("table", { class: opts.class || null, id: opts.id || null });
@@ -160,7 +161,8 @@
         const tr = UI.el("tr", opts.rowAttrs ? opts.rowAttrs(row) : {});
         for (const c of columns) {
           const value = c.cell(row);
-          tr.appendChild(UI.el(c.key === opts.rowHeader ? "th" : "td", { class: [c.num ? "num" : "", "c-" + c.key].join(" ").trim(), scope: c.key === opts.rowHeader ? "row" : null }, value));
+          // data-label: the column's name, which a table laid out as cards (a phone) shows by each value.
+          tr.appendChild(UI.el(c.key === opts.rowHeader ? "th" : "td", { class: [c.num ? "num" : "", "c-" + c.key].join(" ").trim(), scope: c.key === opts.rowHeader ? "row" : null, "data-label": c.label }, value));
         }
         body.appendChild(tr);
       }

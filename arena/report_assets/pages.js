@@ -44,6 +44,14 @@
     const kinds = Object.entries(faults || {}).filter(([, n]) => n).sort().map(([k, n]) => `${k} ${n}`);
     return total ? `${total} (${kinds.join(", ")})` : "0";
   }
+  /** The same, as a node that wraps only between one kind's count and the next. */
+  function faultCell(faults) {
+    const total = faultTotal(faults);
+    const kinds = Object.entries(faults || {}).filter(([, n]) => n).sort();
+    if (!total) return "0";
+    return el("span", {}, `${total} `, kinds.map(([k, n], i) =>
+      [i ? " " : "", el("span", { class: "nowrap" }, `${i ? "" : "("}${k} ${n}${i === kinds.length - 1 ? ")" : ","}`)]));
+  }
   function headline() {
     const t = R.tournament;
     return el(
@@ -89,7 +97,7 @@
       { key: "mean_points", label: "mean points", num: true, sort: (r) => r.mean_points, cell: (r) => UI.fixed(r.mean_points, 1) },
       { key: "mean_rank", label: "mean rank", num: true, sort: (r) => r.mean_rank, cell: (r) => UI.fixed(r.mean_rank, 2) },
       { key: "points_vs_table", label: "vs table", num: true, sort: (r) => r.points_vs_table, cell: (r) => UI.signed(Number(UI.fixed(r.points_vs_table, 1))) },
-      { key: "faults", label: "faults", num: true, sort: (r) => faultTotal(r.faults), cell: (r) => faultText(r.faults) },
+      { key: "faults", label: "faults", num: true, sort: (r) => faultTotal(r.faults), cell: (r) => faultCell(r.faults) },
     ];
     // What the bots used, where their sandbox measured it (rows of older stores have no such figures).
     const measured = (name) => rows.some((r) => r[name] !== null && r[name] !== undefined);
@@ -103,6 +111,7 @@
     columns.splice(columns.length - 1, 0, ...usage);
     return UI.sortableTable(columns, rows, {
       id: "leaderboard",
+      class: "board",
       caption: "Leaderboard: Elo with 95% bootstrap intervals",
       sortKey: "rank",
       rowHeader: "bot",
@@ -318,7 +327,7 @@
     } else {
       main.appendChild(el("section", { "aria-labelledby": "h-board" },
         el("h2", { id: "h-board" }, "Leaderboard"),
-        el("div", { class: "scroll" }, leaderboardTable(rows)),
+        el("div", { class: "board-wrap" }, leaderboardTable(rows)),
         el("p", { class: "small muted" }, "Elo: one joint fit of every pair of seats (a shared place is a draw), mean 1500; the bar is the 95% interval from resampling duplicate sets. Wins: first places (a shared first is split). Vs table: mean points above the tables the bot sat at. Column headers sort.")));
     }
     if (R.leaderboard.skipped.length) {

@@ -302,16 +302,13 @@
 
   function drawTable() {
     const frame = state.frames[state.at];
+    // The seats in seat order, read as a page is read (left to right, then down): seat 0
+    // first, the seat it passes to next, on a phone one under the other (report.css).
     const n = state.game.seats.length;
-    const half = Math.ceil(n / 2);
-    const bottom = [], top = [];
-    for (let s = 0; s < half; s++) bottom.push(s);
-    for (let s = n - 1; s >= half; s--) top.push(s);
     const table = document.getElementById("table");
     UI.clear(table);
-    table.appendChild(el("div", { class: "seat-row top" }, top.map((s) => drawSeat(frame, s))));
     table.appendChild(drawCentre(frame));
-    table.appendChild(el("div", { class: "seat-row bottom" }, bottom.map((s) => drawSeat(frame, s))));
+    table.appendChild(el("div", { class: `seat-row seats-${n}` }, state.game.seats.map((_, s) => drawSeat(frame, s))));
     document.getElementById("where").textContent = where(frame);
     document.getElementById("btn-first").disabled = document.getElementById("btn-prev").disabled = state.at === 0;
     document.getElementById("btn-last").disabled = document.getElementById("btn-next").disabled = state.at === state.frames.length - 1;
