@@ -135,7 +135,7 @@ def test_R1_nigiri_values_and_zero_point_cards():
 
 
 def test_R1_two_player_norwegian_round_worth_27_points():
-    """R1/R10, seed 004's example: "to tempura, tre sashimi, en laksenigiri på wasabi og
+    """R1/R10, the Norwegian guide's example: "to tempura, tre sashimi, en laksenigiri på wasabi og
     flest maki-symboler … 5 + 10 + 6 + 6 … Til sammen får du 27 poeng"; an extra lone
     tempura adds nothing."""
     mine = ["tempura", "wasabi", "sashimi", "tempura", "sashimi", "salmon_nigiri", "sashimi", "maki3", "tempura", "chopsticks"]
@@ -617,7 +617,7 @@ def test_R9_round_scored_after_the_last_card_pudding_not_scored():
 
 
 def test_R10_worked_example_6_4_4_1_gives_6_1_1_0():
-    """R10: "Symbols 6,4,4,1 → 6,1,1,0" (seed 000: Anouk 6, Bram and Cas 4, Daan 1)."""
+    """R10: "Symbols 6,4,4,1 → 6,1,1,0" (BRDGMZ: Anouk 6, Bram and Cas 4, Daan 1)."""
     assert maki_points([6, 4, 4, 1]) == [6, 1, 1, 0]
     g = one_round(FOUR, [["maki3", "maki3"], ["maki2", "maki2"], ["maki1", "maki3"], ["maki1"]])
     end = round_end(g.state)
@@ -683,14 +683,14 @@ def pudding_game(config: GameConfig, counts: list[int]) -> tuple:
 
 
 def test_R12_worked_example_3_2_0_0():
-    """R12: "Examples: 3,2,0,0 → +6, 0, −3, −3" (seed 000: Anouk 3, Bram 2, Cas and Daan
+    """R12: "Examples: 3,2,0,0 → +6, 0, −3, −3" (BRDGMZ: Anouk 3, Bram 2, Cas and Daan
     none)."""
     assert pudding_points([3, 2, 0, 0]) == [6, 0, -3, -3]
     assert pudding_game(FOUR, [3, 2, 0, 0]) == ((3, 2, 0, 0), (6, 0, -3, -3))
 
 
 def test_R12_worked_example_4_3_0_0():
-    """R12: "4,3,0,0 → +6, 0, −3, −3" (seed 003's rulebook example)."""
+    """R12: "4,3,0,0 → +6, 0, −3, −3" (Spelregelwijzer's rulebook example)."""
     assert pudding_points([4, 3, 0, 0]) == [6, 0, -3, -3]
     assert pudding_game(FOUR, [4, 3, 0, 0]) == ((4, 3, 0, 0), (6, 0, -3, -3))
 
@@ -1246,12 +1246,12 @@ def test_R4_the_state_is_unchanged_when_any_one_seat_errs():
 
 
 # ---------------------------------------------------------------------------------------
-# The seeds' worked examples, played through the engine turn by turn
+# The rule texts' worked examples (RULES.md names them), played through the engine turn by turn
 # ---------------------------------------------------------------------------------------
 
 
 def test_R10_norwegian_three_player_example_played_turn_by_turn():
-    """Seed 004: "A vinner runden med 18 poeng, foran C med 14 og B med 13 … B har flest
+    """The Norwegian guide: "A vinner runden med 18 poeng, foran C med 14 og B med 13 … B har flest
     maki-symboler, 5, og får 6 poeng. A og C har 3 hver … 1 hver. A tjener mest på
     blekksprutnigirien på wasabi, 9 poeng. Den enslige sashimien og B og Cs enslige
     tempura gir 0 … B ligger foran med 2 mot 1" (puddings)."""
