@@ -321,6 +321,15 @@ def test_the_leaderboard_shows_every_column_at_common_widths(site: tuple[Path, P
         }""")
         _check_board(page, width, columns)
         page.reload()
+    # The list of games fits too: a card per game on a phone, every game's link on screen.
+    games = browser.page((out / "games.html").as_uri())
+    for width in WIDTHS:
+        games.set_viewport_size({"width": width, "height": 900})
+        fit = games.evaluate("""() => { const h = document.getElementById("games").parentElement;
+          return [document.documentElement.scrollWidth, h.scrollWidth, h.clientWidth,
+                  Math.max(...[...document.querySelectorAll("#games a")].map((a) => a.getBoundingClientRect().right))]; }""")
+        assert fit[0] <= width and fit[1] <= fit[2] and fit[3] <= width, (width, fit)
+    games.screenshot(path=str(tmp_path / "games-390.png"), full_page=True)
     # On a phone each bot is a card; the headers still sort it.
     page.set_viewport_size({"width": 390, "height": 844})
     page.locator("#leaderboard th button", has_text="games").click()

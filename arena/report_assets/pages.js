@@ -294,7 +294,7 @@
 
   function gamesTable(list, focusKey) {
     const focusIndex = focusKey === undefined ? -1 : botIndex.get(focusKey);
-    const table = el("table", { id: "games" }, el("caption", { class: "sr-only" }, "Games"),
+    const table = el("table", { id: "games", class: "rows-as-cards" }, el("caption", { class: "sr-only" }, "Games"),
       el("thead", {}, el("tr", {}, ["#", "game", "seats: points (★ winner)", "faults", "finished"].map((h, i) => el("th", { scope: "col", class: i === 0 || i === 3 ? "num" : null }, h)))));
     const body = el("tbody");
     for (const { game: g, number } of list) {
@@ -303,8 +303,11 @@
       if (g.problem) link = el("span", {}, g.id, el("br"), el("span", { class: "warn small" }, "replay unavailable: " + g.problem));
       else link = el("a", { href: replayHref(g.id) }, g.id);
       if (g.status === "void") link = el("span", {}, link, el("br"), el("span", { class: "warn small" }, "void (not rated): " + (g.void_reason || "").split("\n")[0]));
-      body.appendChild(el("tr", { "data-game": g.id }, el("td", { class: "num" }, String(number)), el("td", {}, link), el("td", {}, seatsCell(g, focusIndex)),
-        el("td", { class: "num" + (faults ? " warn" : "") }, String(faults)), el("td", { class: "small muted nowrap" }, g.finished)));
+      // data-label: what a cell is, shown by it when the rows are cards (a phone).
+      body.appendChild(el("tr", { "data-game": g.id }, el("td", { class: "num c-number", "data-label": "#" }, String(number)), el("td", { class: "c-game" }, link),
+        el("td", { class: "c-seats" }, seatsCell(g, focusIndex)),
+        el("td", { class: "num c-faults" + (faults ? " warn" : ""), "data-label": "faults" }, String(faults)),
+        el("td", { class: "small muted nowrap c-finished", "data-label": "finished" }, g.finished)));
     }
     table.appendChild(body);
     return el("div", { class: "scroll" }, table);
