@@ -281,7 +281,8 @@ def play_command(
         list[str],
         typer.Argument(
             help="2 to 5 bots: folders with bot.toml, executables, .py or .js files; "
-            "the word human seats you, playing in this terminal (no time limit)."
+            "the word human seats you, playing in this terminal (no time limit).",
+            metavar="BOT",
         ),
     ],
     seed: Annotated[
@@ -369,7 +370,7 @@ def _check_turn_shown(replay, only: tuple[int, int], file: Path) -> None:  # noq
 
 @app.command("replay")
 def replay_command(
-    file: Annotated[Path, typer.Argument(help="A replay file (*.json.gz).")],
+    file: Annotated[Path, typer.Argument(help="A replay file (*.json.gz).", metavar="FILE")],
     turn: Annotated[str | None, typer.Option("--turn", help="Show only turn ROUND.TURN, e.g. 2.3.")] = None,
     ask: Annotated[
         Path | None,
@@ -441,7 +442,7 @@ def replay_command(
 
 @app.command("verify")
 def verify_command(
-    target: Annotated[Path, typer.Argument(help="A replay file, or a folder searched recursively for *.json.gz.")],
+    target: Annotated[Path, typer.Argument(help="A replay file, or a folder searched recursively for *.json.gz.", metavar="FILE|DIR")],
     json_output: JsonOption = False,
 ) -> None:
     """Re-simulate replays from their seeds and plays and re-derive every recorded outcome;
@@ -582,7 +583,7 @@ def _verify_summary(checked: int, failures: list[tuple[str, str, str]]) -> str:
 
 @store_app.command("rebuild")
 def store_rebuild_command(
-    results: Annotated[Path, typer.Argument(help="The results folder.")] = Path("results"),
+    results: Annotated[Path, typer.Argument(help="The results folder.", metavar="RESULTS")] = Path("results"),
     json_output: JsonOption = False,
 ) -> None:
     """Make RESULTS/arena.db again from the replay files (every replay re-simulated), e.g.
@@ -655,7 +656,7 @@ def _print_rebuild(r) -> None:  # noqa: ANN001 - a RebuildReport
 
 @store_key_app.command("export")
 def store_key_export_command(
-    results: Annotated[Path, typer.Argument(help="The results folder.")] = Path("results"),
+    results: Annotated[Path, typer.Argument(help="The results folder.", metavar="RESULTS")] = Path("results"),
 ) -> None:
     """Print the store's deal key (64 hex digits). Keep it secret: whoever has it can compute every
     deal of the store's games. `arena store key import` puts it into a fresh results folder, whose
@@ -669,8 +670,8 @@ def store_key_export_command(
 
 @store_key_app.command("import")
 def store_key_import_command(
-    key: Annotated[str, typer.Argument(help="A deal key, as `arena store key export` printed it.")],
-    results: Annotated[Path, typer.Argument(help="The results folder (made if missing).")] = Path("results"),
+    key: Annotated[str, typer.Argument(help="A deal key, as `arena store key export` printed it.", metavar="KEY")],
+    results: Annotated[Path, typer.Argument(help="The results folder (made if missing).", metavar="RESULTS")] = Path("results"),
 ) -> None:
     """Make KEY the deal key of the store in RESULTS: only a store with no games yet (or a new one).
     Holds the results folder like a run (waits for one going on, then checks its games)."""

@@ -30,7 +30,7 @@ def print_report_summary(summary: object, *, quiet: bool = False) -> None:
 
 @app.command("report")
 def report_command(
-    results: Annotated[Path, typer.Argument(help="The results folder.")] = Path("results"),
+    results: Annotated[Path, typer.Argument(help="The results folder.", metavar="RESULTS")] = Path("results"),
     tournament: Annotated[str | None, typer.Option("--tournament", "-t", help="Which tournament (default: the latest).")] = None,
     out_dir: Annotated[
         Path | None,

@@ -437,7 +437,7 @@ def run_command(
 
 @app.command("leaderboard")
 def leaderboard_command(
-    results: Annotated[Path, typer.Argument(help="The results folder.")] = Path("results"),
+    results: Annotated[Path, typer.Argument(help="The results folder.", metavar="RESULTS")] = Path("results"),
     tournament: Annotated[str | None, typer.Option("--tournament", "-t", help="Which tournament (default: the latest).")] = None,
     all_games: Annotated[bool, typer.Option("--all", help="Every game of the format in the store (all tournaments, all versions).")] = False,
     players: Annotated[int | None, typer.Option("--players", "-p", min=2, max=5, help="The format's player count (default: the tournament's).")] = None,
@@ -470,7 +470,7 @@ def leaderboard_command(
 
 @app.command("games")
 def games_command(
-    results: Annotated[Path, typer.Argument(help="The results folder.")] = Path("results"),
+    results: Annotated[Path, typer.Argument(help="The results folder.", metavar="RESULTS")] = Path("results"),
     tournament: Annotated[str | None, typer.Option("--tournament", "-t", help="Only this tournament's games (default: all).")] = None,
     bot: Annotated[str | None, typer.Option("--bot", help="Only games where this bot (name, or name@hash) sat.")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the last N games.")] = None,

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 BUILD_CACHE = Path("results") / "build"  # where `arena play` builds bots too
 
-BotArgument = Annotated[Path, typer.Argument(help="A folder with bot.toml, an executable, or a .py/.js file.")]
+BotArgument = Annotated[Path, typer.Argument(help="A folder with bot.toml, an executable, or a .py/.js file.", metavar="BOT")]
 
 
 def render_report(report: ValidationReport) -> None:
