@@ -41,6 +41,22 @@ if TYPE_CHECKING:
 BUILD_CACHE = Path("results") / "build"  # where `arena play` builds bots too
 
 BotArgument = Annotated[Path, typer.Argument(help="A folder with bot.toml, an executable, or a .py/.js file.")]
+ResultsOption = Annotated[
+    Path,
+    typer.Option("--results", "-r", help="The results folder whose build/ holds the bot's build (as `arena run --results`)."),
+]
+
+
+def _build_cache(results: Path) -> Path:
+    """``RESULTS/build``, made if missing; an error naming the folder when it cannot be."""
+    cache = results / "build"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArenaError(f"{results}: cannot make the build folder {cache} there: {exc.strerror or exc}") from None
+    if not os.access(cache, os.W_OK | os.X_OK):
+        raise ArenaError(f"{cache}: the build folder is not writable: choose another folder with --results")
+    return cache
 
 
 def render_report(report: ValidationReport) -> None:
@@ -57,6 +73,8 @@ def render_report(report: ValidationReport) -> None:
         section = check.protocol_section.split(" ", 1)[0]  # "§9"; the title is in the details
         table.add_row(mark, Text(check.name), Text(printable(check.short, limit=LINE_LIMIT)), Text(section))
     out.print(table)
+    if report.sandbox:
+        out.print(f"sandbox: {report.sandbox}", highlight=False)
     if report.startup_ms is not None:
         timing = f"start-up {report.startup_ms:.0f} ms"
         if report.decisions_ms:
@@ -97,6 +115,7 @@ def validate_command(
     time_scale: TimeScale = 1.0,
     no_timeout: NoTimeout = False,
     sandbox: SandboxOption = None,
+    results: ResultsOption = Path("results"),
     json_output: JsonOption = False,
 ) -> None:
     """Check a bot against every situation it must handle (exit 0 only if all pass)."""
@@ -104,8 +123,9 @@ def validate_command(
 
     ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
     confined = sandbox_settings(sandbox)
+    cache = _build_cache(results)
     with err.status("validating…", spinner="dots") if err.is_terminal and not json_output else nullcontext():
-        report = validate_bot(bot, ts, build_cache=BUILD_CACHE, sandbox=confined)
+        report = validate_bot(bot, ts, build_cache=cache, sandbox=confined)
     if json_output:
         print(json.dumps(report.to_dict()))
     else:
@@ -125,6 +145,7 @@ def submit_command(
     time_scale: TimeScale = 1.0,
     no_timeout: NoTimeout = False,
     sandbox: SandboxOption = None,
+    results: ResultsOption = Path("results"),
 ) -> None:
     """Validate a bot, then copy it into a bots folder under its name (refused if it fails, or if a different bot has that name there, unless --replace)."""
     from arena.validate import submit_bot
@@ -140,9 +161,9 @@ def submit_command(
                 f"yours is {_describe(new)}): to submit yours as its new version, add --replace; "
                 "or give yours another name"
             )
-        _replace(bot, bots, old, new, ts, confined)
+        _replace(bot, bots, old, new, ts, confined, _build_cache(results))
         return
-    outcome = submit_bot(bot, bots, ts, build_cache=BUILD_CACHE, on_validated=render_report, sandbox=confined)
+    outcome = submit_bot(bot, bots, ts, build_cache=_build_cache(results), on_validated=render_report, sandbox=confined)
     if outcome.report is None:
         out.print(f"{outcome.destination} is already this bot (identical files): nothing to do", highlight=False)
     elif outcome.copied:
@@ -179,7 +200,10 @@ def _describe(bot: BotManifest) -> str:
     return (f"version {bot.version}, " if bot.version else "") + f"content {bot.content_hash}"
 
 
-def _replace(bot: Path, bots_dir: Path, old: BotManifest, new: BotManifest, ts: TimeSettings, sandbox: SandboxSettings) -> None:
+def _replace(
+    bot: Path, bots_dir: Path, old: BotManifest, new: BotManifest, ts: TimeSettings, sandbox: SandboxSettings,
+    build_cache: Path = BUILD_CACHE,
+) -> None:
     """Validate ``bot`` as submit does, then put it in place of ``old`` (its earlier
     version, in ``bots_dir``): the new copy is made complete beside it under a hidden
     name, then swapped in by renames; the old copy is removed only once the new one is
@@ -197,7 +221,7 @@ def _replace(bot: Path, bots_dir: Path, old: BotManifest, new: BotManifest, ts: 
     staging = Path(tempfile.mkdtemp(prefix=f".{new.name}.replace-", dir=bots_dir))
     backup = staging / f"old-{entry.name}"
     try:
-        outcome = submit_bot(bot, staging, ts, build_cache=BUILD_CACHE, on_validated=render_report, sandbox=sandbox)
+        outcome = submit_bot(bot, staging, ts, build_cache=build_cache, on_validated=render_report, sandbox=sandbox)
         try:
             os.rename(entry, backup)
         except OSError as exc:
