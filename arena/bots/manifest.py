@@ -24,9 +24,9 @@ from pathlib import Path
 
 from arena.text import printable
 
+from . import toolchains
 from ._errors import BotError, BotStartError, describe_returncode
 from ._process import BotSpec
-from . import toolchains
 from .files import MAX_MANIFEST_BYTES, SKIP_DIRS, BotFilesError, copy_bot, hash_bot, read_small_file
 from .sandbox import (
     DEFAULT_BUILD_TIMEOUT_CAP,
@@ -539,6 +539,8 @@ def _env(manifest: BotManifest, *, sandboxed: bool = False, build_cache: Path | 
 
 #: Words that mark a line of a build's output as an error (the first ones say why).
 _ERROR_LINE = re.compile(r"error|exception|fatal|cannot|can't|could not|not found|no such file|undefined|denied", re.I)
+#: A stack trace's frame (Java's, Node's "    at …"; Python's "  File …"): never the cause.
+_FRAME = re.compile(r"\s+(?:at |File \")")
 #: Lines that say a file is missing or unreadable, whose paths may be ones the sandbox hides.
 _MISSING_LINE = re.compile(
     r"no such file|not found|cannot find|can't find|could not (?:find|open|read|load|create)|does not exist|"
@@ -557,10 +559,10 @@ def describe_build_output(output: bytes, policy: Sandbox | None) -> str:
     ``strict`` a hint naming a path it could not find that exists on the host but that
     the sandbox hides (and how the operator shows it)."""
     lines = [line for line in output.decode(errors="replace").splitlines() if line.strip()]
-    first = [line for line in lines if _ERROR_LINE.search(line)][:_FIRST_LINES] or lines[:_FIRST_LINES]
-    parts = [printable(line.strip(), limit=300) for line in first]
+    first = [line for line in lines if _ERROR_LINE.search(line) and not _FRAME.match(line)][:_FIRST_LINES] or lines[:_FIRST_LINES]
+    parts = [printable(line.strip(), limit=200) for line in first]
     if lines and lines[-1] not in first:
-        parts.append("… " + printable(lines[-1].strip(), limit=300))
+        parts.append("… " + printable(lines[-1].strip(), limit=200))
     text = " | ".join(parts) or "(it printed nothing)"
     hidden = _hidden_path(lines, policy)
     if hidden:
@@ -585,7 +587,7 @@ def _hidden_path(lines: list[str], policy: Sandbox | None) -> str:
             continue
         for match in _PATH.finditer(line[:4096]):
             path = os.path.normpath(match.group(0))
-            if path in ("/", "/tmp") or path.startswith(("/tmp/", "/proc/", "/dev/")):
+            if path in ("/", "/tmp") or path.startswith(("/proc/", "/dev/")):
                 continue
             looked += 1
             if looked > _PATHS_LOOKED_UP:

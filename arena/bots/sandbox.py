@@ -651,8 +651,8 @@ def _strict_program(name: str, argv0: str, cwd: Path, env: Mapping[str, str], sa
     raise BotStartError(
         f"cannot start: its program {what} is outside what the strict sandbox shows (the system's /usr, "
         "the arena's Python and packages, the bot's own folder and the operator's toolchain folders); if it is a "
-        f"toolchain to offer every bot, the operator can add its folder: toolchains = [\"{folder}\"] in the run's "
-        f"--config file, or {TOOLCHAINS_VAR}={folder} in the arena's environment",
+        f"toolchain to offer every bot, the operator can add its folder: [sandbox] expose = [\"{folder}\"] (or "
+        f"toolchains = [\"{folder}\"]) in the run's --config file, or {TOOLCHAINS_VAR}={folder} in the arena's environment",
         bot=name, argv=(argv0,),
     )
 

@@ -1,0 +1,427 @@
+"""Every toolchain builds and plays under the default strict sandbox: real builds (javac,
+cargo, go, cc, node, a virtual environment with a wheel installed offline), each skipped
+with its reason where the toolchain is missing; the build cache keyed by the level and
+what is shown; the operator's [sandbox] expose (and a bot that cannot widen it); a failed
+build's message; validate and submit with --results; arena doctor."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import trio
+from proc_helpers import STRICT, needs_strict
+
+from arena.bots import toolchains
+from arena.bots.manifest import BuildError, ManifestError, find_bot, prepare_bot
+from arena.bots.sandbox import DEFAULT_BUILD_LIMITS, Level, SandboxSettings
+from arena.engine import GameConfig
+from arena.referee import DEFAULT_TIME, open_pool, play_game
+from arena.tournament import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "example_bots"
+BOTS = Path(__file__).resolve().parent / "toolchain_bots"
+# The JVM starts in about a second; a bot's first answer may take that.
+TIME = replace(DEFAULT_TIME, turn_ms=2000, bank_ms=4000, hello_ms=20000)
+STRICT_ROOT = pytest.mark.skipif(
+    not STRICT.ok or os.geteuid() != 0, reason=f"needs the strict sandbox as root ({STRICT.missing or 'not root'})"
+)
+
+
+def need(*programs: str) -> None:
+    """Skip, saying which, when a toolchain's program is not on the arena's PATH."""
+    path = toolchains.toolchain_path(os.environ.get("PATH", ""))
+    missing = [p for p in programs if shutil.which(p, path=path) is None]
+    if missing:
+        pytest.skip(f"toolchain missing: {', '.join(missing)} not found on PATH")
+
+
+def copy_bot(name: str, dest: Path) -> Path:
+    bot = dest / name
+    shutil.copytree(BOTS / name if (BOTS / name).exists() else EXAMPLES / name, bot)
+    os.chmod(dest, 0o755)
+    return bot
+
+
+def play(specs: list):  # noqa: ANN001, ANN201
+    async def main():  # noqa: ANN202
+        async with open_pool() as pool:
+            players = [pool.player(s) for s in specs]
+            return await play_game(players, GameConfig(len(specs)), seed=5, time_settings=TIME)
+
+    return trio.run(main)
+
+
+def build_and_play(bot: Path, tmp_path: Path, settings: SandboxSettings | None = None) -> None:
+    """Build ``bot`` at strict, then play a whole game against the minimal bot: no fault."""
+    settings = settings or SandboxSettings(Level.STRICT)
+    spec = prepare_bot(find_bot(bot), tmp_path / "build", settings)
+    other = prepare_bot(find_bot(EXAMPLES / "minimal"), tmp_path / "build", settings)
+    record = play([spec, other])
+    assert record.status == "complete", record.void_reason
+    assert record.replay.faults == [], [(f.seat, f.kind, f.message) for f in record.replay.faults]
+    assert [u.sandbox for u in record.replay.usage] == ["strict", "strict"]
+
+
+# -- each toolchain, built and played under strict as root ------------------------------------
+
+
+@pytest.mark.slow
+@STRICT_ROOT
+def test_a_java_bot_builds_with_javac_and_plays_under_strict(tmp_path: Path) -> None:
+    need("javac", "java")
+    build_and_play(copy_bot("java", tmp_path), tmp_path)
+
+
+@pytest.mark.slow
+@STRICT_ROOT
+def test_a_rust_bot_builds_with_rustups_cargo_and_plays_under_strict(tmp_path: Path) -> None:
+    if toolchains.rustup_homes() is None:
+        pytest.skip("toolchain missing: no rustup home (~/.rustup with ~/.cargo/bin) for the arena's user")
+    need("cargo")
+    build_and_play(copy_bot("rust", tmp_path), tmp_path)
+
+
+@pytest.mark.slow
+@STRICT_ROOT
+def test_a_rust_bot_builds_with_debians_cargo(tmp_path: Path) -> None:
+    if not os.path.isfile("/usr/bin/cargo"):
+        pytest.skip("toolchain missing: Debian's cargo (/usr/bin/cargo) is not installed")
+    bot = copy_bot("rust", tmp_path)
+    toml = (bot / "bot.toml").read_text().replace('["cargo"', '["/usr/bin/cargo"')
+    (bot / "bot.toml").write_text(toml)
+    build_and_play(bot, tmp_path)
+
+
+@pytest.mark.slow
+@STRICT_ROOT
+def test_a_go_bot_builds_with_its_cache_in_the_bots_build_cache_and_plays_under_strict(tmp_path: Path) -> None:
+    need("go")
+    # Inside a git repository: Go would stamp VCS data (and run git) but for -buildvcs=false.
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=False, capture_output=True)
+    build_and_play(copy_bot("go", tmp_path), tmp_path)
+    cache = tmp_path / "build" / "cache" / "go-first" / "go-build"
+    assert cache.is_dir() and any(cache.iterdir())  # GOCACHE went to the bot's persistent build cache
+    assert os.stat(cache).st_uid == os.getuid()  # handed back to the arena's user after the build
+
+
+@pytest.mark.slow
+@STRICT_ROOT
+def test_a_go_bot_builds_with_usr_local_go(tmp_path: Path) -> None:
+    if not os.path.isfile("/usr/local/go/bin/go"):
+        pytest.skip("toolchain missing: /usr/local/go is not installed")
+    bot = copy_bot("go", tmp_path)
+    (bot / "bot.toml").write_text((bot / "bot.toml").read_text().replace('["go"', '["/usr/local/go/bin/go"'))
+    build_and_play(bot, tmp_path)
+
+
+@STRICT_ROOT
+def test_a_c_bot_and_a_node_bot_build_and_play_under_strict(tmp_path: Path) -> None:
+    need("cc", "node")
+    settings = SandboxSettings(Level.STRICT)
+    specs = [prepare_bot(find_bot(EXAMPLES / n), tmp_path / "build", settings) for n in ("c-greedy", "js-greedy")]
+    record = play(specs)
+    assert record.status == "complete" and record.replay.faults == []
+
+
+def _wheel(folder: Path) -> Path:
+    """A pure-Python wheel of a one-module package, written by hand (no network, no tools)."""
+    folder.mkdir()
+    path = folder / "tinydep-1.0-py3-none-any.whl"
+    files = {
+        "tinydep.py": "def first(items):\n    return items[0]\n",
+        "tinydep-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: tinydep\nVersion: 1.0\n",
+        "tinydep-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(f"{name},,\n" for name in files) + "tinydep-1.0.dist-info/RECORD,,\n"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in {**files, "tinydep-1.0.dist-info/RECORD": record}.items():
+            z.writestr(name, text)
+    return path
+
+
+VENV_BOT = """\
+import json, sys
+import tinydep  # installed into the bot's own .venv from its wheelhouse
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    kind, re = msg["type"], msg.get("id")
+    if kind == "hello":
+        print(json.dumps({"type": "hello", "re": re, "version": 1, "name": "venv-first", "bot_version": "1"}), flush=True)
+    elif kind == "game_start":
+        print(json.dumps({"type": "ready", "re": re}), flush=True)
+    elif kind == "act":
+        print(json.dumps({"type": "action", "re": re, **tinydep.first(msg["legal"])}), flush=True)
+    elif kind == "game_over":
+        print(json.dumps({"type": "ack", "re": re}), flush=True)
+    elif kind == "shutdown":
+        break
+"""
+
+
+@pytest.mark.slow
+@STRICT_ROOT
+def test_a_python_bot_with_a_virtual_environment_built_offline_from_a_wheelhouse_plays_under_strict(tmp_path: Path) -> None:
+    bot = tmp_path / "venv-first"
+    bot.mkdir()
+    _wheel(bot / "wheels")
+    (bot / "bot.py").write_text(VENV_BOT)
+    (bot / "build.sh").write_text(
+        "set -e\npython3 -m venv .venv\n.venv/bin/python -m pip install --no-index --find-links wheels tinydep\n"
+    )
+    (bot / "bot.toml").write_text('name = "venv-first"\nbuild = ["sh", "build.sh"]\nrun = [".venv/bin/python", "bot.py"]\n')
+    os.chmod(tmp_path, 0o755)
+    build_and_play(bot, tmp_path)
+
+
+@STRICT_ROOT
+def test_a_bot_folder_holding_its_virtual_environment_is_taken_and_plays_under_strict(tmp_path: Path) -> None:
+    """`python3 -m venv .venv` in the bot's folder: .venv/bin/python is an absolute link to the
+    arena's Python, which every sandbox shows; it is kept as a link."""
+    bot = tmp_path / "venv-inside"
+    bot.mkdir()
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bot / ".venv")], check=True)
+    shutil.copy(EXAMPLES / "minimal" / "bot.py", bot / "bot.py")
+    (bot / "bot.toml").write_text('name = "venv-inside"\nrun = [".venv/bin/python", "bot.py"]\n')
+    os.chmod(tmp_path, 0o755)
+    assert any(os.path.isabs(os.readlink(p)) for p in (bot / ".venv" / "bin").iterdir() if p.is_symlink())
+    build_and_play(bot, tmp_path)
+
+
+def test_a_link_into_anything_but_the_system_or_the_arenas_python_is_still_refused(tmp_path: Path) -> None:
+    bot = tmp_path / "linky"
+    bot.mkdir()
+    (bot / "bot.py").write_text("print('hi')\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("x")
+    (bot / "data").symlink_to(secret)
+    (bot / "bot.toml").write_text('name = "linky"\nrun = ["{python}", "bot.py"]\n')
+    with pytest.raises(ManifestError, match=r"data is a link to .*secret\.txt.*an absolute path outside the system"):
+        find_bot(bot)
+    (bot / "data").unlink()
+    (bot / "data").symlink_to("/etc/passwd")  # absolute, and /etc is not the system view
+    with pytest.raises(ManifestError, match=r"data is a link to '/etc/passwd'"):
+        find_bot(bot)
+
+
+# -- build limits apart from game limits --------------------------------------------------------
+
+THREADS = """\
+import threading, time
+ts = [threading.Thread(target=time.sleep, args=(1,)) for _ in range(100)]
+for t in ts: t.start()
+for t in ts: t.join()
+with open("/tmp/big", "wb") as f:
+    f.write(b"x" * (100 << 20))  # more than a bot's 64 MB /tmp
+print("built")
+"""
+
+
+@needs_strict
+def test_a_build_gets_its_own_process_cap_and_temp_space_not_the_bots_game_limits(tmp_path: Path) -> None:
+    bot = tmp_path / "threads"
+    bot.mkdir()
+    (bot / "build.py").write_text(THREADS)
+    (bot / "bot.py").write_text((EXAMPLES / "minimal" / "bot.py").read_text())
+    (bot / "bot.toml").write_text(
+        'name = "threads"\nbuild = ["{python}", "build.py"]\nrun = ["{python}", "bot.py"]\n[limits]\nprocesses = 16\ntmp_mb = 16\n'
+    )
+    spec = prepare_bot(find_bot(bot), tmp_path / "build", SandboxSettings(Level.STRICT))
+    assert "built" in (spec.cwd.parent / "build.log").read_text()
+    assert spec.sandbox is not None and spec.sandbox.limits.processes == 16  # the game keeps its own
+    # and the run's build cap holds: 100 threads over a cap of 32 fail the build
+    small = SandboxSettings(Level.STRICT, build_limits=replace(DEFAULT_BUILD_LIMITS, processes=32))
+    (bot / "build.py").write_text(THREADS.replace("print", "print('again');print"))
+    with pytest.raises(BuildError, match=r"bot threads: build failed .* at sandbox level strict"):
+        prepare_bot(find_bot(bot), tmp_path / "build2", small)
+
+
+def test_build_limits_are_read_from_the_runs_config(tmp_path: Path) -> None:
+    from arena.tournament import settings_from
+
+    cfg = tmp_path / "arena.toml"
+    cfg.write_text("build_processes = 1024\n[limits]\nbuild_tmp_mb = 2048\nbuild_memory_mb = 4096\n")
+    s = settings_from(load_config(cfg))
+    assert s.sandbox is not None
+    assert (s.sandbox.build_limits.processes, s.sandbox.build_limits.tmp_mb, s.sandbox.build_limits.memory_mb) == (1024, 2048, 4096)
+
+
+# -- the build cache is keyed by what decides a build ---------------------------------------------
+
+
+@needs_strict
+def test_a_build_made_at_limits_is_not_reused_at_strict(tmp_path: Path) -> None:
+    """The build sees the host at limits and only the view at strict: reusing one for the
+    other let validate pass while run skipped the bot."""
+    outside = tmp_path / "host-only.txt"
+    outside.write_text("x")
+    bot = tmp_path / "peek"
+    bot.mkdir()
+    (bot / "build.py").write_text(f"open({str(outside)!r}).read()\nopen('built', 'w').write('ok')\n")
+    (bot / "bot.toml").write_text('name = "peek"\nbuild = ["{python}", "build.py"]\nrun = ["true"]\n')
+    cache = tmp_path / "build"
+    made = prepare_bot(find_bot(bot), cache, SandboxSettings(Level.LIMITS))
+    assert (made.cwd / "built").is_file() and "-limits-" in made.cwd.parent.name
+    with pytest.raises(BuildError, match=r"bot peek: build failed .* at sandbox level strict .*No such file"):
+        prepare_bot(find_bot(bot), cache, SandboxSettings(Level.STRICT))
+    # and a folder shown to every bot is part of the key too
+    a = SandboxSettings(Level.STRICT, toolchains=()).build_key()
+    b = SandboxSettings(Level.STRICT, toolchains=(str(tmp_path),)).build_key()
+    assert a != b and a.startswith("strict-") and b.startswith("strict-")
+
+
+# -- [sandbox] expose ------------------------------------------------------------------------------
+
+
+@needs_strict
+def test_sandbox_expose_shows_a_folder_read_only_and_a_bot_cannot_widen_it(tmp_path: Path) -> None:
+    shared = tmp_path / "shared-sdk"
+    shared.mkdir()
+    (shared / "lib.txt").write_text("from the operator\n")
+    os.chmod(tmp_path, 0o755)
+    cfg = tmp_path / "arena.toml"
+    cfg.write_text('[sandbox]\nlevel = "strict"\nexpose = ["shared-sdk"]\n')
+    options = load_config(cfg)
+    assert options["toolchains"] == [str(shared)] and options["sandbox"] == "strict"
+    bot = tmp_path / "reader"
+    bot.mkdir()
+    (bot / "build.py").write_text(
+        f"print(open({str(shared / 'lib.txt')!r}).read().strip())\n"
+        f"try:\n    open({str(shared / 'new.txt')!r}, 'w')\nexcept OSError as e:\n    print('read-only:', e.strerror)\n"
+    )
+    (bot / "bot.toml").write_text('name = "reader"\nbuild = ["{python}", "build.py"]\nrun = ["true"]\n')
+    spec = prepare_bot(find_bot(bot), tmp_path / "build", SandboxSettings(Level.STRICT, toolchains=tuple(options["toolchains"])))
+    log = (spec.cwd.parent / "build.log").read_text()
+    assert "from the operator" in log and "read-only: Read-only file system" in log
+    assert not (shared / "new.txt").exists()
+    # Unshown, the same build fails with a hint naming the folder and [sandbox] expose.
+    with pytest.raises(BuildError, match=r"hint: .*shared-sdk/lib\.txt exists on this machine .*\[sandbox\] expose"):
+        prepare_bot(find_bot(bot), tmp_path / "build", SandboxSettings(Level.STRICT, toolchains=()))
+    # A bot.toml has no way to ask for it: an unknown field, refused.
+    (bot / "bot.toml").write_text(
+        f'name = "reader"\nbuild = ["{{python}}", "build.py"]\nrun = ["true"]\n[sandbox]\nexpose = ["{shared}"]\n'
+    )
+    with pytest.raises(ManifestError, match=r"sandbox"):
+        find_bot(bot)
+
+
+def test_sandbox_expose_is_checked_where_it_is_read(tmp_path: Path) -> None:
+    from arena.errors import ArenaError
+
+    cfg = tmp_path / "arena.toml"
+    cfg.write_text('[sandbox]\nexpose = ["missing"]\n')
+    with pytest.raises(ArenaError, match=r"arena\.toml: sandbox\.expose must list folders .*'missing' is not a folder"):
+        load_config(cfg)
+    cfg.write_text('[sandbox]\nexpose = ["/"]\n')
+    with pytest.raises(ArenaError, match=r"the whole machine"):
+        load_config(cfg)
+    cfg.write_text('[sandbox]\nshow = ["/opt"]\n')
+    with pytest.raises(ArenaError, match=r"unknown setting 'show' in the sandbox table"):
+        load_config(cfg)
+    (tmp_path / "t").mkdir()
+    cfg.write_text('toolchains = ["t"]\n')  # the older name still works
+    assert load_config(cfg)["toolchains"] == [str(tmp_path / "t")]
+
+
+# -- a failed build's message ----------------------------------------------------------------------
+
+
+@needs_strict
+def test_a_failed_build_shows_its_first_error_lines_the_level_and_a_hint_for_a_hidden_path(tmp_path: Path) -> None:
+    hidden = tmp_path / "host-config"
+    hidden.mkdir()
+    (hidden / "settings.cfg").write_text("x")
+    bot = tmp_path / "trace"
+    bot.mkdir()
+    script = (
+        "import sys\n"
+        f"print('Exception in thread main: java.lang.Error: cannot read {hidden / 'settings.cfg'}: No such file or directory')\n"
+        "for i in range(40):\n    print(f'\\tat Main.step{i}(Main.java:{i})')\n"
+        "sys.exit(1)\n"
+    )
+    (bot / "build.py").write_text(script)
+    (bot / "bot.toml").write_text('name = "trace"\nbuild = ["{python}", "build.py"]\nrun = ["true"]\n')
+    with pytest.raises(BuildError) as info:
+        prepare_bot(find_bot(bot), tmp_path / "build", SandboxSettings(Level.STRICT, toolchains=()))
+    message = str(info.value)
+    assert "exit status 1 at sandbox level strict (log: " in message
+    first = message.index("java.lang.Error: cannot read")
+    assert first < message.index("Main.step39")  # the cause first, then the tail's last line
+    assert "Main.step20" not in message  # not the whole trace
+    assert f"hint: {hidden / 'settings.cfg'} exists on this machine but the strict sandbox does not show it" in message
+    assert f'[sandbox] expose = ["{hidden}"]' in message
+
+
+# -- validate and submit: --results, and the level they used --------------------------------------
+
+
+def _arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
+
+
+def test_validate_and_submit_build_into_results_and_say_their_level(tmp_path: Path) -> None:
+    work = tmp_path / "cwd"
+    work.mkdir()
+    results = tmp_path / "elsewhere"
+    bot = EXAMPLES / "c-greedy"
+    if shutil.which("cc") is None:
+        pytest.skip("toolchain missing: cc")
+    proc = _arena("validate", str(bot), "--results", str(results), "--json", cwd=work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    level = "strict" if STRICT.ok else "limits"
+    assert report["sandbox"] == level
+    assert any(p.name.startswith("c-greedy-") for p in (results / "build").iterdir())
+    assert not (work / "results").exists()  # nothing written where it ran from
+    proc = _arena("validate", str(bot), "--results", str(results), cwd=work)
+    assert proc.returncode == 0 and f"sandbox: {level}" in proc.stdout
+    proc = _arena("submit", str(bot), "--bots", str(tmp_path / "bots"), "--results", str(results), cwd=work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"sandbox: {level}" in proc.stdout and (tmp_path / "bots" / "c-greedy" / "bot.toml").is_file()
+    assert not (work / "results").exists()
+
+
+def test_validate_names_a_results_folder_it_cannot_use(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    proc = _arena("validate", str(EXAMPLES / "minimal"), "--results", str(blocker), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "cannot make the build folder" in proc.stderr and str(blocker) in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# -- arena doctor ----------------------------------------------------------------------------------
+
+
+def test_doctor_prints_the_level_what_a_bot_sees_and_the_toolchains(tmp_path: Path) -> None:
+    shared = tmp_path / "opt-sdk"
+    shared.mkdir()
+    cfg = tmp_path / "arena.toml"
+    cfg.write_text('[sandbox]\nexpose = ["opt-sdk"]\n')
+    proc = _arena("doctor", "--json", "--config", str(cfg), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    level = "strict" if STRICT.ok else "limits"
+    assert report["sandbox"]["level"] == level and report["sandbox"]["why"]
+    assert "/usr" in report["visible"] and str(shared) in report["visible"] and str(shared) in report["exposed"]
+    names = {t["name"]: t for t in report["toolchains"]}
+    assert {"C", "Python", "Node", "Java (javac)", "Rust (cargo)", "Go"} <= names.keys()
+    python = names["Python"]
+    assert python["program"] and python["runs"] and python["version"].startswith("Python 3")
+    for t in report["toolchains"]:
+        assert t["runs"] == bool(t["version"]) and (t["runs"] or not t["program"] or t["problem"])
+    text = _arena("doctor", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert f"sandbox: {level}" in text.stdout and "what a strict bot sees" in text.stdout
+    assert "Python 3" in text.stdout and "[sandbox] expose" in text.stdout
+    assert "\x1b[" not in text.stdout
