@@ -425,3 +425,28 @@ def test_doctor_prints_the_level_what_a_bot_sees_and_the_toolchains(tmp_path: Pa
     assert f"sandbox: {level}" in text.stdout and "what a strict bot sees" in text.stdout
     assert "Python 3" in text.stdout and "[sandbox] expose" in text.stdout
     assert "\x1b[" not in text.stdout
+
+
+# -- the whole way: `arena run --bots DIR` at the default level ------------------------------------
+
+
+@pytest.mark.slow
+@STRICT_ROOT
+def test_java_rust_and_go_bots_play_a_run_at_the_default_level(tmp_path: Path) -> None:
+    """The issue's end: bots in Java, Rust and Go build and play in `arena run --bots DIR`
+    with no flags but the folder, at the default level (strict here), with no fault."""
+    need("javac", "java", "cargo", "go")
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    for name in ("java", "rust", "go"):
+        copy_bot(name, bots)
+    copy_bot("minimal", bots)
+    os.chmod(tmp_path, 0o755)
+    proc = _arena("run", "--bots", str(bots), "--results", str(tmp_path / "res"), "--games", "4", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    board = json.loads((tmp_path / "res" / "leaderboard.json").read_text())
+    assert board["skipped"] == []
+    rows = {r["bot"]: r for r in board["rows"]}
+    assert rows.keys() == {"java-first", "rust-first", "go-first", "minimal"}
+    assert {k: (r["games"], bool(r["faults"])) for k, r in rows.items()} == dict.fromkeys(rows, (4, False)), proc.stdout
+    assert "warning" not in proc.stderr  # strict was there: no fallback to limits
