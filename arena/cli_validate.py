@@ -116,6 +116,9 @@ def validate_command(
     no_timeout: NoTimeout = False,
     sandbox: SandboxOption = None,
     results: ResultsOption = Path("results"),
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Say what the bot sees and may write in its sandbox, its limits and the variables set for it; then validate.")
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Check a bot against every situation it must handle (exit 0 only if all pass)."""
@@ -124,14 +127,45 @@ def validate_command(
     ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
     confined = sandbox_settings(sandbox)
     cache = _build_cache(results)
+    explained = _explain(bot, confined, cache, json_output) if explain else None
     with err.status("validating…", spinner="dots") if err.is_terminal and not json_output else nullcontext():
         report = validate_bot(bot, ts, build_cache=cache, sandbox=confined)
     if json_output:
-        print(json.dumps(report.to_dict()))
+        print(json.dumps({**report.to_dict(), **({"explain": explained} if explained is not None else {})}))
     else:
         render_report(report)
     if not report.passed:
         raise typer.Exit(1)
+
+
+def _explain(bot: Path, sandbox: SandboxSettings, cache: Path, quiet: bool) -> dict | None:
+    """``--explain``: what the bot gets, printed (unless ``quiet``) and returned; None when
+    the bot cannot be read (validate then says why)."""
+    from arena.bots import BotError
+    from arena.doctor import explain_bot
+
+    try:
+        info = explain_bot(bot, sandbox, cache)
+    except (BotError, OSError):
+        return None
+    if quiet:
+        return info
+    out.print(Text(f"{printable(info['bot'])} at sandbox level {info['sandbox']}, run from {printable(info['runs_from'])}", style="bold"))
+    out.print(Text("  sees (read-only): " + ", ".join(printable(s) for s in info["sees"])))
+    if "tmp" in info:
+        out.print(Text(f"  writable: {info['tmp']}"))
+    limits = ", ".join(f"{k} {v:g}" for k, v in info["game_limits"].items())
+    out.print(Text(f"  limits in a game: {limits}"))
+    if "build" in info:
+        b = info["build"]
+        out.print(Text(f"  build: {printable(' '.join(b['command']))} (at most {b['timeout_s']:g} s)"))
+        out.print(Text("    writable: " + ", ".join(printable(w) for w in b["writable"])))
+        out.print(Text("    limits: " + ", ".join(f"{k} {v:g}" for k, v in b["limits"].items())))
+        out.print(Text("    set for it: " + " ".join(f"{k}={printable(v)}" for k, v in b["env"].items())))
+    if info["env"]:
+        out.print(Text("  set for it when it plays: " + " ".join(f"{k}={printable(v)}" for k, v in info["env"].items())))
+    out.print()
+    return info
 
 
 @app.command("submit")

@@ -121,3 +121,42 @@ def strict_missing() -> str:
     """What stops ``strict`` here, or ``""``."""
     s = strict_support()
     return "" if s.ok else s.missing
+
+
+def explain_bot(path: Path, settings: SandboxSettings | None, build_cache: Path) -> dict[str, Any]:
+    """What one bot gets (``arena validate --explain``): the level, what it sees when it
+    plays and when it builds, what of it is writable, the variables the arena sets for its
+    toolchains, and its limits in a game and in a build. Nothing is started."""
+    from dataclasses import asdict
+
+    from arena.bots.manifest import find_bot
+
+    manifest = find_bot(path)
+    level = settings.level if settings is not None else Level.NONE
+    settings = settings or SandboxSettings(Level.NONE)
+    base = build_cache.resolve() / f"{manifest.name}-{manifest.content_hash}-{settings.build_key()}" / "src"
+    cache = build_cache.resolve() / "cache" / manifest.name
+    game = settings.for_bot(base, manifest.limits)
+    build = settings.for_build(base, cache)
+    assert game is not None
+    out: dict[str, Any] = {
+        "bot": manifest.name, "sandbox": level.value, "runs_from": str(base),
+        "game_limits": asdict(game.limits),
+    }
+    if level is Level.STRICT:
+        out["sees"] = list(dict.fromkeys(str(r) for r in visible_roots(game)))
+        out["tmp"] = f"a private /tmp of {game.limits.tmp_mb} MB (also its HOME)"
+    elif level is Level.LIMITS:
+        out["sees"] = ["everything the arena's user can read (limits isolates nothing)"]
+    else:
+        out["sees"] = ["everything the arena's user can read (no sandbox)"]
+    if manifest.build is not None:
+        out["build"] = {
+            "command": list(manifest.build),
+            "writable": [str(base), str(cache)],
+            "limits": {k: v for k, v in asdict(build.limits).items() if k != "cpu_s"},
+            "timeout_s": min(manifest.build_timeout_s, settings.build_timeout_s),
+            "env": tc.toolchain_env(cache=cache),
+        }
+    out["env"] = tc.toolchain_env(cache=None)
+    return out

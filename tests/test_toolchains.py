@@ -450,3 +450,22 @@ def test_java_rust_and_go_bots_play_a_run_at_the_default_level(tmp_path: Path) -
     assert rows.keys() == {"java-first", "rust-first", "go-first", "minimal"}
     assert {k: (r["games"], bool(r["faults"])) for k, r in rows.items()} == dict.fromkeys(rows, (4, False)), proc.stdout
     assert "warning" not in proc.stderr  # strict was there: no fallback to limits
+
+
+def test_validate_explain_says_what_one_bot_sees_and_may_write(tmp_path: Path) -> None:
+    if shutil.which("cc") is None:
+        pytest.skip("toolchain missing: cc")
+    results = tmp_path / "res"
+    proc = _arena("validate", str(EXAMPLES / "c-greedy"), "--explain", "--json", "--results", str(results), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    info = json.loads(proc.stdout)["explain"]
+    assert info["bot"] == "c-greedy" and info["sandbox"] == json.loads(proc.stdout)["sandbox"]
+    build = info["build"]
+    cache = str((results / "build" / "cache" / "c-greedy").resolve())
+    assert cache in build["writable"] and build["env"]["GOCACHE"].startswith(cache)
+    assert build["limits"]["processes"] == DEFAULT_BUILD_LIMITS.processes
+    assert info["game_limits"]["processes"] == 64
+    if info["sandbox"] == "strict":
+        assert "/usr" in info["sees"] and info["runs_from"] in info["sees"] and cache not in info["sees"]
+    text = _arena("validate", str(EXAMPLES / "c-greedy"), "--explain", "--results", str(results), cwd=tmp_path)
+    assert text.returncode == 0 and "limits in a game:" in text.stdout and "GOFLAGS=-buildvcs=false" in text.stdout
