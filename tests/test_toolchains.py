@@ -111,6 +111,10 @@ def test_a_go_bot_builds_with_its_cache_in_the_bots_build_cache_and_plays_under_
     cache = tmp_path / "build" / "cache" / "go-first" / "go-build"
     assert cache.is_dir() and any(cache.iterdir())  # GOCACHE went to the bot's persistent build cache
     assert os.stat(cache).st_uid == os.getuid()  # handed back to the arena's user after the build
+    # At limits the build sees the repository around it: Go would run git and stamp its VCS data.
+    spec = prepare_bot(find_bot(tmp_path / "go"), tmp_path / "build", SandboxSettings(Level.LIMITS))
+    stamped = subprocess.run(["go", "version", "-m", str(spec.cwd / "bot")], capture_output=True, text=True, check=True)
+    assert "vcs" not in stamped.stdout  # no VCS data stamped, so no git run
 
 
 @pytest.mark.slow
@@ -469,3 +473,70 @@ def test_validate_explain_says_what_one_bot_sees_and_may_write(tmp_path: Path) -
         assert "/usr" in info["sees"] and info["runs_from"] in info["sees"] and cache not in info["sees"]
     text = _arena("validate", str(EXAMPLES / "c-greedy"), "--explain", "--results", str(results), cwd=tmp_path)
     assert text.returncode == 0 and "limits in a game:" in text.stdout and "GOFLAGS=-buildvcs=false" in text.stdout
+
+
+SECOND_LOOK = """\
+import os, sys
+mine = os.environ["GOCACHE"]
+os.makedirs(mine, exist_ok=True)
+open(os.path.join(mine, "kept"), "a").write("x")
+print("own cache:", sorted(os.listdir(mine)))
+other = sys.argv[1]
+print("other's cache:", "seen" if os.path.exists(other) else "hidden")
+"""
+
+
+@needs_strict
+def test_the_build_cache_persists_for_its_bot_and_no_other_build_or_game_sees_it(tmp_path: Path) -> None:
+    cache_root = (tmp_path / "build" / "cache").resolve()
+    os.chmod(tmp_path, 0o755)
+
+    def bot(name: str, version: str) -> Path:
+        folder = tmp_path / f"{name}-{version}"
+        folder.mkdir()
+        (folder / "build.py").write_text(SECOND_LOOK)
+        (folder / "bot.py").write_text(
+            f"import os, sys\nsys.stderr.write('game sees cache: ' + str(os.path.exists({str(cache_root)!r})))\n"
+            + (EXAMPLES / "minimal" / "bot.py").read_text()
+        )
+        other = cache_root / ("b" if name == "a" else "a")
+        (folder / "bot.toml").write_text(
+            f'name = "{name}"\nversion = "{version}"\nbuild = ["{{python}}", "build.py", "{other}"]\nrun = ["{{python}}", "bot.py"]\n'
+        )
+        return folder
+
+    settings = SandboxSettings(Level.STRICT)
+    a1 = prepare_bot(find_bot(bot("a", "1")), tmp_path / "build", settings)
+    assert "own cache: ['kept']" in (a1.cwd.parent / "build.log").read_text()
+    b = prepare_bot(find_bot(bot("b", "1")), tmp_path / "build", settings)
+    assert "other's cache: hidden" in (b.cwd.parent / "build.log").read_text()
+    a2 = prepare_bot(find_bot(bot("a", "2")), tmp_path / "build", settings)  # a new version: the same cache
+    assert a2.cwd != a1.cwd and "own cache: ['kept']" in (a2.cwd.parent / "build.log").read_text()
+    assert (cache_root / "a" / "go-build" / "kept").read_text() == "xx"
+    record = play([a2, b])
+    assert record.status == "complete" and record.replay.faults == []
+    assert record.replay.stderr[0].startswith("game sees cache: False")  # a game never sees the build cache
+
+
+def test_a_rustup_home_is_found_only_as_a_whole_installation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found toolchains are shown to every bot: never '/', a top-level folder or a home."""
+    fake = tmp_path / "rustup"
+    (fake / "toolchains").mkdir(parents=True)
+    (tmp_path / "cargo" / "bin").mkdir(parents=True)
+    (tmp_path / "cargo" / "credentials.toml").write_text("token = 'secret'\n")
+    try:
+        monkeypatch.setenv("RUSTUP_HOME", str(fake))
+        monkeypatch.setenv("CARGO_HOME", str(tmp_path / "cargo"))
+        toolchains.rustup_homes.cache_clear()
+        toolchains.found_homes.cache_clear()
+        found = toolchains.found_homes()
+        assert str(fake) in found and str(tmp_path / "cargo" / "bin") in found
+        assert str(tmp_path / "cargo") not in found  # ~/.cargo may hold registry credentials
+        monkeypatch.setenv("RUSTUP_HOME", "/")
+        toolchains.rustup_homes.cache_clear()
+        toolchains.found_homes.cache_clear()
+        assert toolchains.rustup_homes() is None and "/" not in toolchains.found_homes()
+    finally:
+        monkeypatch.undo()
+        toolchains.rustup_homes.cache_clear()
+        toolchains.found_homes.cache_clear()

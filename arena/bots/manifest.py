@@ -426,6 +426,8 @@ def prepare_bot(manifest: BotManifest, cache_dir: Path, sandbox: SandboxSettings
         note = f"the bot asks {manifest.build_timeout_s:g} s for its build (build_timeout_s); the run's cap is {cap:g} s\n" if capped else ""
         # What the build may leave in its folder: the run's caps (without a sandbox: the defaults).
         caps = BuildCaps(sandbox.build_mb, sandbox.build_files) if sandbox is not None else BuildCaps()
+        if os.path.isdir(build_cache) and caps.breach(build_cache):
+            remove_build_folder(build_cache)  # only a cache: over the caps already, it starts afresh
         try:
             built = run_build(
                 manifest.name, policy, list(manifest.build), work,

@@ -70,9 +70,18 @@ def rustup_homes() -> tuple[Path, Path] | None:
     if not (rustup and cargo and os.path.isabs(rustup) and os.path.isabs(cargo)):
         return None
     r, c = Path(os.path.realpath(rustup)), Path(os.path.realpath(cargo))
+    if not _whole_installation(r) or not _whole_installation(c / "bin"):
+        return None  # e.g. RUSTUP_HOME=/ or a home folder itself: never shown to every bot
     if (r / "toolchains").is_dir() and (c / "bin").is_dir():
         return r, c
     return None
+
+
+def _whole_installation(path: Path) -> bool:
+    """Whether ``path`` may be shown to every bot as a toolchain found: not ``/``, not a
+    top-level folder, not the user's home itself."""
+    home = _user_home()
+    return len(path.parts) > 2 and (home is None or path != Path(os.path.realpath(home)))
 
 
 @functools.cache
@@ -84,7 +93,7 @@ def found_homes() -> tuple[str, ...]:
     homes = rustup_homes()
     if homes is not None:
         out += [str(homes[0]), str(homes[1] / "bin")]
-    if os.path.isfile("/usr/local/go/bin/go"):
+    if os.path.isfile("/usr/local/go/bin/go") and _whole_installation(Path(os.path.realpath("/usr/local/go"))):
         out.append(os.path.realpath("/usr/local/go"))
     return tuple(out)
 
