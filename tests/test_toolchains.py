@@ -96,9 +96,16 @@ def test_a_rust_bot_builds_with_debians_cargo(tmp_path: Path) -> None:
     if not os.path.isfile("/usr/bin/cargo"):
         pytest.skip("toolchain missing: Debian's cargo (/usr/bin/cargo) is not installed")
     bot = copy_bot("rust", tmp_path)
-    toml = (bot / "bot.toml").read_text().replace('["cargo"', '["/usr/bin/cargo"')
+    # The system's alone: rustup's proxies off the PATH, so cargo runs the system's rustc too.
+    toml = (bot / "bot.toml").read_text().replace(
+        'build = ["cargo", "build", "--release", "--offline"]',
+        'build = ["sh", "-c", "rustc --version && cargo build --release --offline"]\nenv = { PATH = "/usr/bin:/bin" }',
+    )
     (bot / "bot.toml").write_text(toml)
     build_and_play(bot, tmp_path)
+    log = next((tmp_path / "build").glob("rust-first-*/build.log")).read_text()
+    system = subprocess.run(["/usr/bin/rustc", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    assert system in log and "Finished" in log
 
 
 @pytest.mark.slow
@@ -115,6 +122,57 @@ def test_a_go_bot_builds_with_its_cache_in_the_bots_build_cache_and_plays_under_
     spec = prepare_bot(find_bot(tmp_path / "go"), tmp_path / "build", SandboxSettings(Level.LIMITS))
     stamped = subprocess.run(["go", "version", "-m", str(spec.cwd / "bot")], capture_output=True, text=True, check=True)
     assert "vcs" not in stamped.stdout  # no VCS data stamped, so no git run
+
+
+CHECKSUM = "0" * 64  # a vendored crate's .cargo-checksum.json "package" and its Cargo.lock entry agree
+
+
+@pytest.mark.slow
+@STRICT_ROOT
+def test_a_rust_bot_with_a_vendored_crate_builds_offline_under_strict(tmp_path: Path) -> None:
+    """What `cargo vendor` makes: vendor/CRATE with its checksum file, and .cargo/config.toml
+    replacing crates.io with it; `cargo build --offline` needs no network."""
+    if toolchains.rustup_homes() is None and not os.path.isfile("/usr/bin/cargo"):
+        pytest.skip("toolchain missing: no cargo")
+    need("cargo")
+    bot = copy_bot("rust", tmp_path)
+    toml = (bot / "Cargo.toml").read_text().replace("[dependencies]\n", '[dependencies]\ntiny = "0.1"\n')
+    (bot / "Cargo.toml").write_text(toml)
+    crate = bot / "vendor" / "tiny"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text('[package]\nname = "tiny"\nversion = "0.1.0"\nedition = "2021"\n')
+    (crate / "src" / "lib.rs").write_text('pub fn hello() -> &\'static str { "tiny" }\n')
+    (crate / ".cargo-checksum.json").write_text(json.dumps({"files": {}, "package": CHECKSUM}))
+    (bot / ".cargo").mkdir()
+    (bot / ".cargo" / "config.toml").write_text(
+        '[source.crates-io]\nreplace-with = "vendored-sources"\n\n[source.vendored-sources]\ndirectory = "vendor"\n'
+    )
+    (bot / "Cargo.lock").write_text(
+        'version = 3\n\n[[package]]\nname = "rust-first"\nversion = "0.1.0"\ndependencies = [\n "tiny",\n]\n\n'
+        '[[package]]\nname = "tiny"\nversion = "0.1.0"\n'
+        f'source = "registry+https://github.com/rust-lang/crates.io-index"\nchecksum = "{CHECKSUM}"\n'
+    )
+    build_and_play(bot, tmp_path)
+    log = next((tmp_path / "build").glob("rust-first-*/build.log")).read_text()
+    assert "Compiling tiny v0.1.0" in log
+
+
+@pytest.mark.slow
+@STRICT_ROOT
+def test_a_go_bot_with_a_vendored_module_builds_offline_under_strict(tmp_path: Path) -> None:
+    """What `go mod vendor` makes: vendor/modules.txt and the module's sources."""
+    need("go")
+    bot = copy_bot("go", tmp_path)
+    (bot / "go.mod").write_text((bot / "go.mod").read_text() + "\nrequire example.com/tiny v0.1.0\n")
+    (bot / "vendor" / "example.com" / "tiny").mkdir(parents=True)
+    (bot / "vendor" / "modules.txt").write_text("# example.com/tiny v0.1.0\n## explicit\nexample.com/tiny\n")
+    (bot / "vendor" / "example.com" / "tiny" / "tiny.go").write_text('package tiny\n\nfunc Name() string { return "tiny" }\n')
+    main = (bot / "main.go").read_text()
+    main = main.replace('\t"strings"\n)', '\t"strings"\n\n\t"example.com/tiny"\n)').replace(
+        'case "shutdown":', 'case "debug-" + tiny.Name():\n\t\t\tcontinue\n\t\tcase "shutdown":'
+    )
+    (bot / "main.go").write_text(main)
+    build_and_play(bot, tmp_path)
 
 
 @pytest.mark.slow
