@@ -598,3 +598,28 @@ def test_a_rustup_home_is_found_only_as_a_whole_installation(tmp_path: Path, mon
         monkeypatch.undo()
         toolchains.rustup_homes.cache_clear()
         toolchains.found_homes.cache_clear()
+
+
+def test_a_bot_with_its_virtual_environment_travels_in_a_bundle_to_a_worker(tmp_path: Path) -> None:
+    """A cluster worker unpacks the same absolute link a bot folder may hold, and the same
+    hash comes out; a bundle's link into /etc is still refused."""
+    import io
+    import tarfile
+
+    from arena.bots.bundle import BundleError, bundle_bot, unpack_bundle
+
+    bot = tmp_path / "venv-bot"
+    bot.mkdir()
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bot / ".venv")], check=True)
+    shutil.copy(EXAMPLES / "minimal" / "bot.py", bot / "bot.py")
+    (bot / "bot.toml").write_text('name = "venv-bot"\nrun = [".venv/bin/python", "bot.py"]\n')
+    manifest = find_bot(bot)
+    back = unpack_bundle(bundle_bot(manifest), "venv-bot", manifest.content_hash, tmp_path / "worker")
+    assert back.content_hash == manifest.content_hash
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:gz") as tar:
+        link = tarfile.TarInfo("x/passwd")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(link)
+    with pytest.raises(BundleError, match=r"a link to '/etc/passwd' that does not stay inside"):
+        unpack_bundle(data.getvalue(), "x", "0" * 16, tmp_path / "worker2")

@@ -10,9 +10,11 @@ Levels (``--sandbox``):
   cleared down to PATH, HOME, LANG, TMPDIR plus what the bot's ``bot.toml`` sets.
 - ``strict``: also, through bubblewrap (``bwrap``): no network (a network namespace of its
   own), a read-only view of a fixed list of folders (:func:`visible_roots`: ``/usr`` and
-  its links, the Python installation and the arena's packages, the operator's toolchain
-  folders) with the bot's own folder read-only and a private, size-capped ``/tmp`` as the
-  only writable place, no view of other bots or of the results, its own PID namespace (so
+  its links and what toolchains there need of ``/etc``, the Python installation and the
+  arena's packages, the toolchains found outside ``/usr`` (:mod:`arena.bots.toolchains`)
+  and the operator's folders) with the bot's own folder read-only and a private,
+  size-capped ``/tmp`` as the only writable place (a build: also its build folder and the
+  bot's build cache), no view of other bots or of the results, its own PID namespace (so
   the whole tree dies with it, double-forked grandchildren included), no
   capabilities, and a system call filter (:mod:`arena.bots._seccomp`: no kernel key
   rings, no ptrace, no new namespaces…; see docs/sandbox.md). When the arena runs as root, the bot runs as an unprivileged user id of
@@ -1235,6 +1237,13 @@ def run_build(
     if sandbox is not None:
         sandbox = replace(sandbox, expose=cwd, writable=True)
     caps = caps or BuildCaps()
+    cache = sandbox.cache if sandbox is not None else None
+    if cache is not None:
+        try:
+            cache.mkdir(parents=True, exist_ok=True, mode=0o700)
+            cache_owner = os.stat(cache)
+        except OSError as exc:
+            raise BotStartError(f"cannot make its build cache {cache}: {exc.strerror or exc}", bot=name, argv=tuple(argv)) from None
     tail = ByteTail(output_cap)
     jail = open_jail(name, sandbox, list(argv), env, cwd)
     uid = jail._uid if jail is not None else None
@@ -1243,13 +1252,6 @@ def run_build(
     code: int | None = None
     temp = jail._temp if jail is not None else None
     temp_mb = jail.limits.tmp_mb if jail is not None else 0
-    cache = sandbox.cache if sandbox is not None else None
-    if cache is not None:
-        try:
-            cache.mkdir(parents=True, exist_ok=True, mode=0o700)
-            cache_owner = os.stat(cache)
-        except OSError as exc:
-            raise BotStartError(f"cannot make its build cache {cache}: {exc.strerror or exc}", bot=name, argv=tuple(argv)) from None
 
     def breach() -> str:
         return caps.breach(cwd, temp, temp_mb, cache)
