@@ -47,6 +47,36 @@ ResultsOption = Annotated[
 ]
 
 
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config", "-c",
+        help="A run's TOML file: its sandbox level, [sandbox] expose folders and build limits apply, as in that run.",
+    ),
+]
+
+
+def _sandbox(level: str | None, config: Path | None) -> SandboxSettings:
+    """The sandbox of ``--sandbox`` (or the default), with a run's ``--config`` file over
+    it (its level unless ``--sandbox`` is given, its exposed folders, its caps), so that
+    the bot is built and started as in that run."""
+    confined = sandbox_settings(level if level is not None or config is None else _config_level(config))
+    if config is None:
+        return confined
+    from arena.tournament import RunSettings, load_config, settings_from
+
+    options = {k: v for k, v in load_config(config).items() if k != "sandbox"}
+    settings = settings_from(options, base=RunSettings(bots_dir=Path("."), sandbox=confined)).sandbox
+    assert settings is not None
+    return settings
+
+
+def _config_level(config: Path) -> str | None:
+    from arena.tournament import load_config
+
+    return load_config(config).get("sandbox")
+
+
 def _build_cache(results: Path) -> Path:
     """``RESULTS/build``, made if missing; an error naming the folder when it cannot be."""
     cache = results / "build"
@@ -115,6 +145,7 @@ def validate_command(
     time_scale: TimeScale = 1.0,
     no_timeout: NoTimeout = False,
     sandbox: SandboxOption = None,
+    config: ConfigOption = None,
     results: ResultsOption = Path("results"),
     explain: Annotated[
         bool, typer.Option("--explain", help="Say what the bot sees and may write in its sandbox, its limits and the variables set for it; then validate.")
@@ -125,7 +156,7 @@ def validate_command(
     from arena.validate import validate_bot
 
     ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
-    confined = sandbox_settings(sandbox)
+    confined = _sandbox(sandbox, config)
     cache = _build_cache(results)
     explained = _explain(bot, confined, cache, json_output) if explain else None
     with err.status("validating…", spinner="dots") if err.is_terminal and not json_output else nullcontext():
@@ -179,13 +210,14 @@ def submit_command(
     time_scale: TimeScale = 1.0,
     no_timeout: NoTimeout = False,
     sandbox: SandboxOption = None,
+    config: ConfigOption = None,
     results: ResultsOption = Path("results"),
 ) -> None:
     """Validate a bot, then copy it into a bots folder under its name (refused if it fails, or if a different bot has that name there, unless --replace)."""
     from arena.validate import submit_bot
 
     ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
-    confined = sandbox_settings(sandbox)
+    confined = _sandbox(sandbox, config)
     new = _find(bot)
     old = _same_name(bots, new)
     if old is not None and (old.content_hash, old.is_folder) != (new.content_hash, new.is_folder):

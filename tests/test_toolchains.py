@@ -623,3 +623,26 @@ def test_a_bot_with_its_virtual_environment_travels_in_a_bundle_to_a_worker(tmp_
         tar.addfile(link)
     with pytest.raises(BundleError, match=r"a link to '/etc/passwd' that does not stay inside"):
         unpack_bundle(data.getvalue(), "x", "0" * 16, tmp_path / "worker2")
+
+
+@needs_strict
+def test_validate_takes_the_runs_config_so_it_builds_as_the_run_does(tmp_path: Path) -> None:
+    shared = tmp_path / "sdk"
+    shared.mkdir()
+    (shared / "part.txt").write_text("shared part\n")
+    os.chmod(tmp_path, 0o755)
+    bot = tmp_path / "needs-sdk"
+    bot.mkdir()
+    (bot / "build.py").write_text(f"print(open({str(shared / 'part.txt')!r}).read())\n")
+    shutil.copy(EXAMPLES / "minimal" / "bot.py", bot / "bot.py")
+    (bot / "bot.toml").write_text('name = "needs-sdk"\nbuild = ["{python}", "build.py"]\nrun = ["{python}", "bot.py"]\n')
+    cfg = tmp_path / "cup.toml"
+    cfg.write_text('[sandbox]\nlevel = "strict"\nexpose = ["sdk"]\n')
+    results = tmp_path / "res"
+    without = _arena("validate", str(bot), "--results", str(results), "--json", cwd=tmp_path)
+    assert without.returncode == 1
+    build = next(c for c in json.loads(without.stdout)["checks"] if c["name"] == "build")
+    assert "[sandbox] expose" in build["message"] and str(shared / "part.txt") in build["message"]
+    with_config = _arena("validate", str(bot), "--config", str(cfg), "--results", str(results), "--json", cwd=tmp_path)
+    assert with_config.returncode == 0, with_config.stdout + with_config.stderr
+    assert json.loads(with_config.stdout)["sandbox"] == "strict"
