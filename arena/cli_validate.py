@@ -41,6 +41,52 @@ if TYPE_CHECKING:
 BUILD_CACHE = Path("results") / "build"  # where `arena play` builds bots too
 
 BotArgument = Annotated[Path, typer.Argument(help="A folder with bot.toml, an executable, or a .py/.js file.", metavar="BOT")]
+ResultsOption = Annotated[
+    Path,
+    typer.Option("--results", "-r", help="The results folder whose build/ holds the bot's build (as `arena run --results`)."),
+]
+
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config", "-c",
+        help="A run's TOML file: its sandbox level, [sandbox] expose folders and build limits apply, as in that run.",
+    ),
+]
+
+
+def _sandbox(level: str | None, config: Path | None) -> SandboxSettings:
+    """The sandbox of ``--sandbox`` (or the default), with a run's ``--config`` file over
+    it (its level unless ``--sandbox`` is given, its exposed folders, its caps), so that
+    the bot is built and started as in that run."""
+    confined = sandbox_settings(level if level is not None or config is None else _config_level(config))
+    if config is None:
+        return confined
+    from arena.tournament import RunSettings, load_config, settings_from
+
+    options = {k: v for k, v in load_config(config).items() if k != "sandbox"}
+    settings = settings_from(options, base=RunSettings(bots_dir=Path("."), sandbox=confined)).sandbox
+    assert settings is not None
+    return settings
+
+
+def _config_level(config: Path) -> str | None:
+    from arena.tournament import load_config
+
+    return load_config(config).get("sandbox")
+
+
+def _build_cache(results: Path) -> Path:
+    """``RESULTS/build``, made if missing; an error naming the folder when it cannot be."""
+    cache = results / "build"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArenaError(f"{results}: cannot make the build folder {cache} there: {exc.strerror or exc}") from None
+    if not os.access(cache, os.W_OK | os.X_OK):
+        raise ArenaError(f"{cache}: the build folder is not writable: choose another folder with --results")
+    return cache
 
 
 def render_report(report: ValidationReport) -> None:
@@ -57,6 +103,8 @@ def render_report(report: ValidationReport) -> None:
         section = check.protocol_section.split(" ", 1)[0]  # "§9"; the title is in the details
         table.add_row(mark, Text(check.name), Text(printable(check.short, limit=LINE_LIMIT)), Text(section))
     out.print(table)
+    if report.sandbox:
+        out.print(f"sandbox: {report.sandbox}", highlight=False)
     if report.startup_ms is not None:
         timing = f"start-up {report.startup_ms:.0f} ms"
         if report.decisions_ms:
@@ -97,21 +145,58 @@ def validate_command(
     time_scale: TimeScale = 1.0,
     no_timeout: NoTimeout = False,
     sandbox: SandboxOption = None,
+    config: ConfigOption = None,
+    results: ResultsOption = Path("results"),
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Say what the bot sees and may write in its sandbox, its limits and the variables set for it; then validate.")
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Check a bot against every situation it must handle (exit 0 only if all pass)."""
     from arena.validate import validate_bot
 
     ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
-    confined = sandbox_settings(sandbox)
+    confined = _sandbox(sandbox, config)
+    cache = _build_cache(results)
+    explained = _explain(bot, confined, cache, json_output) if explain else None
     with err.status("validating…", spinner="dots") if err.is_terminal and not json_output else nullcontext():
-        report = validate_bot(bot, ts, build_cache=BUILD_CACHE, sandbox=confined)
+        report = validate_bot(bot, ts, build_cache=cache, sandbox=confined)
     if json_output:
-        print(json.dumps(report.to_dict()))
+        print(json.dumps({**report.to_dict(), **({"explain": explained} if explained is not None else {})}))
     else:
         render_report(report)
     if not report.passed:
         raise typer.Exit(1)
+
+
+def _explain(bot: Path, sandbox: SandboxSettings, cache: Path, quiet: bool) -> dict | None:
+    """``--explain``: what the bot gets, printed (unless ``quiet``) and returned; None when
+    the bot cannot be read (validate then says why)."""
+    from arena.bots import BotError
+    from arena.doctor import explain_bot
+
+    try:
+        info = explain_bot(bot, sandbox, cache)
+    except (BotError, OSError):
+        return None
+    if quiet:
+        return info
+    out.print(Text(f"{printable(info['bot'])} at sandbox level {info['sandbox']}, run from {printable(info['runs_from'])}", style="bold"))
+    out.print(Text("  sees (read-only): " + ", ".join(printable(s) for s in info["sees"])))
+    if "tmp" in info:
+        out.print(Text(f"  writable: {info['tmp']}"))
+    limits = ", ".join(f"{k} {v:g}" for k, v in info["game_limits"].items())
+    out.print(Text(f"  limits in a game: {limits}"))
+    if "build" in info:
+        b = info["build"]
+        out.print(Text(f"  build: {printable(' '.join(b['command']))} (at most {b['timeout_s']:g} s)"))
+        out.print(Text("    writable: " + ", ".join(printable(w) for w in b["writable"])))
+        out.print(Text("    limits: " + ", ".join(f"{k} {v:g}" for k, v in b["limits"].items())))
+        out.print(Text("    set for it: " + " ".join(f"{k}={printable(v)}" for k, v in b["env"].items())))
+    if info["env"]:
+        out.print(Text("  set for it when it plays: " + " ".join(f"{k}={printable(v)}" for k, v in info["env"].items())))
+    out.print()
+    return info
 
 
 @app.command("submit")
@@ -125,12 +210,14 @@ def submit_command(
     time_scale: TimeScale = 1.0,
     no_timeout: NoTimeout = False,
     sandbox: SandboxOption = None,
+    config: ConfigOption = None,
+    results: ResultsOption = Path("results"),
 ) -> None:
     """Validate a bot, then copy it into a bots folder under its name (refused if it fails, or if a different bot has that name there, unless --replace)."""
     from arena.validate import submit_bot
 
     ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
-    confined = sandbox_settings(sandbox)
+    confined = _sandbox(sandbox, config)
     new = _find(bot)
     old = _same_name(bots, new)
     if old is not None and (old.content_hash, old.is_folder) != (new.content_hash, new.is_folder):
@@ -140,9 +227,9 @@ def submit_command(
                 f"yours is {_describe(new)}): to submit yours as its new version, add --replace; "
                 "or give yours another name"
             )
-        _replace(bot, bots, old, new, ts, confined)
+        _replace(bot, bots, old, new, ts, confined, _build_cache(results))
         return
-    outcome = submit_bot(bot, bots, ts, build_cache=BUILD_CACHE, on_validated=render_report, sandbox=confined)
+    outcome = submit_bot(bot, bots, ts, build_cache=_build_cache(results), on_validated=render_report, sandbox=confined)
     if outcome.report is None:
         out.print(f"{outcome.destination} is already this bot (identical files): nothing to do", highlight=False)
     elif outcome.copied:
@@ -179,7 +266,10 @@ def _describe(bot: BotManifest) -> str:
     return (f"version {bot.version}, " if bot.version else "") + f"content {bot.content_hash}"
 
 
-def _replace(bot: Path, bots_dir: Path, old: BotManifest, new: BotManifest, ts: TimeSettings, sandbox: SandboxSettings) -> None:
+def _replace(
+    bot: Path, bots_dir: Path, old: BotManifest, new: BotManifest, ts: TimeSettings, sandbox: SandboxSettings,
+    build_cache: Path = BUILD_CACHE,
+) -> None:
     """Validate ``bot`` as submit does, then put it in place of ``old`` (its earlier
     version, in ``bots_dir``): the new copy is made complete beside it under a hidden
     name, then swapped in by renames; the old copy is removed only once the new one is
@@ -197,7 +287,7 @@ def _replace(bot: Path, bots_dir: Path, old: BotManifest, new: BotManifest, ts: 
     staging = Path(tempfile.mkdtemp(prefix=f".{new.name}.replace-", dir=bots_dir))
     backup = staging / f"old-{entry.name}"
     try:
-        outcome = submit_bot(bot, staging, ts, build_cache=BUILD_CACHE, on_validated=render_report, sandbox=sandbox)
+        outcome = submit_bot(bot, staging, ts, build_cache=build_cache, on_validated=render_report, sandbox=sandbox)
         try:
             os.rename(entry, backup)
         except OSError as exc:

@@ -171,12 +171,15 @@ _CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
     "no_timeout": bool,
     "name": str,
     "anchor": str,
-    "sandbox": str,
+    "sandbox": (str, dict),
     "limits": dict,
     "toolchains": list,
     "build_timeout_s": (int, float),
     "build_mb": int,
     "build_files": int,
+    "build_memory_mb": int,
+    "build_processes": int,
+    "build_tmp_mb": int,
     "cluster": str,
 }
 
@@ -194,6 +197,8 @@ def load_config(path: Path) -> dict[str, Any]:
         raise ArenaError(f"{path}: not valid TOML: {exc}") from None
     if isinstance(data.get("run"), dict):
         data = {**{k: v for k, v in data.items() if k != "run"}, **data["run"]}
+    if isinstance(data.get("sandbox"), dict):
+        data = _sandbox_table(path, data)
     out: dict[str, Any] = {}
     for key, value in data.items():
         norm = key.replace("-", "_")
@@ -222,12 +227,39 @@ def load_config(path: Path) -> dict[str, Any]:
     return out
 
 
+def _sandbox_table(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """A config's ``[sandbox]`` table (``level = "strict"``, ``expose = [...]``: host
+    folders shown read-only to every bot) folded into the flat settings: ``level`` is
+    ``sandbox``, ``expose`` adds to ``toolchains`` (its older name)."""
+    table = data["sandbox"]
+    unknown = sorted(set(table) - {"level", "expose"})
+    if unknown:
+        raise ArenaError(f"{path}: unknown setting {unknown[0]!r} in the sandbox table (known: expose, level)")
+    flat = {k: v for k, v in data.items() if k != "sandbox"}
+    if "level" in table:
+        flat["sandbox"] = table["level"]
+    if "expose" in table:
+        expose = table["expose"]
+        if not isinstance(expose, list):
+            raise ArenaError(f"{path}: sandbox.expose must be a list of folders, not {type(expose).__name__} ({expose!r})")
+        for v in expose:
+            if not isinstance(v, str) or not (path.parent / v).is_dir():
+                raise ArenaError(f"{path}: sandbox.expose must list folders to show every bot, and {v!r} is not a folder")
+            if os.path.realpath(path.parent / v) == "/":
+                raise ArenaError(f"{path}: sandbox.expose lists '/': that would show every bot the whole machine")
+        old = flat.get("toolchains", [])
+        flat["toolchains"] = [*(old if isinstance(old, list) else [old]), *expose]
+    return flat
+
+
 # The caps on a bot's build step (also accepted within [limits]).
-_BUILD_CAPS = {"build_timeout_s", "build_mb", "build_files"}
+_BUILD_CAPS = {"build_timeout_s", "build_mb", "build_files", "build_memory_mb", "build_processes", "build_tmp_mb"}
+#: The build limits apart from a bot's game limits, and the field of Limits each sets.
+_BUILD_LIMITS = {"build_memory_mb": "memory_mb", "build_processes": "processes", "build_tmp_mb": "tmp_mb"}
 
 # The bounds of `arena run`'s options, for the same settings given in a config file.
 _CONFIG_MINIMUM: dict[str, int | float] = {
-    "build_mb": 1, "build_files": 1,
+    "build_mb": 1, "build_files": 1, "build_memory_mb": 16, "build_processes": 8, "build_tmp_mb": 1,
     "deals": 1, "games": 1, "seed": 0, "jobs": 1, "hello_ms": 1, "turn_ms": 1, "bank_ms": 0, "time_scale": 0.001,
 }
 _CONFIG_CHOICES: dict[str, tuple[str, ...]] = {
@@ -775,8 +807,13 @@ def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None
         toolchains = tuple(options["toolchains"]) if options.get("toolchains") is not None else base_sandbox.toolchains
         build_cap = float(min(options.get("build_timeout_s") or base_sandbox.build_timeout_s, 10**15))
         build_size = {k: min(int(options[k]), 10**9) for k in ("build_mb", "build_files") if options.get(k) is not None}
+        build_limits = replace(
+            base_sandbox.build_limits,
+            **{field_: min(int(options[k]), 10**6) for k, field_ in _BUILD_LIMITS.items() if options.get(k) is not None},
+        )
         changes["sandbox"] = replace(
-            base_sandbox, level=level, caps=caps, toolchains=toolchains, build_timeout_s=build_cap, **build_size
+            base_sandbox, level=level, caps=caps, toolchains=toolchains, build_timeout_s=build_cap,
+            build_limits=build_limits, **build_size
         )
     time_changes = {k: options[k] for k in ("hello_ms", "turn_ms", "bank_ms", "time_scale", "no_timeout") if options.get(k) is not None}
     if time_changes:

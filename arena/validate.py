@@ -137,6 +137,7 @@ class ValidationReport:
     startup_ms: float | None = None
     decisions_ms: list[float] = field(default_factory=list)
     manifest: BotManifest | None = None
+    sandbox: str = ""  # the sandbox level the bot was built and started at
 
     @property
     def passed(self) -> bool:
@@ -162,6 +163,7 @@ class ValidationReport:
             "checks": [c.to_dict() for c in self.checks],
             "startup_ms": None if self.startup_ms is None else round(self.startup_ms, 3),
             "decision_ms": {"median": self.decision_median_ms, "max": self.decision_max_ms, "count": len(self.decisions_ms)},
+            "sandbox": self.sandbox or None,
         }
 
 
@@ -794,7 +796,8 @@ def validate_bot(
         "bot found", True, f"{manifest.name!r}{version} at {manifest.path}, started with: {run}", str(PACKAGING),
         summary=f"{manifest.name!r}{version}, started with: {run}",
     )
-    report = ValidationReport(manifest.name, str(manifest.path), [found], manifest=manifest)
+    level = sandbox.level.value if sandbox is not None else "none"
+    report = ValidationReport(manifest.name, str(manifest.path), [found], manifest=manifest, sandbox=level)
     t0 = time.monotonic()
     try:
         spec = prepare_bot(manifest, build_cache, sandbox)

@@ -332,7 +332,7 @@ def test_a_build_that_asks_for_1e12_seconds_gets_the_operators_cap(tmp_path: Pat
     took = time.monotonic() - t0
     assert 1.5 <= took < 15
     message = str(caught.value)
-    assert message.startswith("bot sleeper: build timed out after 1.5 s (the run's cap; the bot asks 1e+12 s) (log: ")
+    assert message.startswith("bot sleeper: build timed out after 1.5 s (the run's cap; the bot asks 1e+12 s) at sandbox level strict (log: ")
     log = next(cache.glob("sleeper-*/build.log"))
     assert log.read_text().startswith("the bot asks 1e+12 s for its build (build_timeout_s); the run's cap is 1.5 s")
     assert leftovers(cache) == {}

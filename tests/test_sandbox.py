@@ -19,6 +19,7 @@ from proc_helpers import STRICT, needs_strict
 from arena.bots import _cgroup
 from arena.bots.manifest import ManifestError, find_bot, prepare_bot
 from arena.bots.sandbox import (
+    DEFAULT_BUILD_LIMITS,
     DEFAULT_LIMITS,
     Level,
     Limits,
@@ -138,10 +139,12 @@ def test_a_build_over_its_limits_fails_naming_the_limit(tmp_path: Path) -> None:
     bot.mkdir()
     (bot / "build.py").write_text("x = []\nwhile True:\n    x.append(bytearray(8 << 20))\n")
     (bot / "bot.toml").write_text(
-        'name = "hungry"\nrun = ["true"]\nbuild = ["{python}", "build.py"]\n[limits]\nmemory_mb = 48\n'
+        'name = "hungry"\nrun = ["true"]\nbuild = ["{python}", "build.py"]\n'
     )
+    # A build's limits are the run's build limits, not the bot's game [limits].
+    settings = SandboxSettings(Level.STRICT, build_limits=replace(DEFAULT_BUILD_LIMITS, memory_mb=48))
     with pytest.raises(Exception, match=r"bot hungry: build failed .*(memory limit of 48 MB|MemoryError)"):
-        prepare_bot(find_bot(bot), tmp_path / "cache", SandboxSettings(Level.STRICT))
+        prepare_bot(find_bot(bot), tmp_path / "cache", settings)
 
 
 def test_limits_in_bot_toml_are_checked_and_held_within_the_caps(tmp_path: Path) -> None:

@@ -24,7 +24,14 @@ import zlib
 from pathlib import Path, PurePosixPath
 
 from ._errors import BotError
-from .files import MAX_ENTRIES, MAX_FILE_BYTES, MAX_TOTAL_BYTES, BotFilesError, walk_bot
+from .files import (
+    MAX_ENTRIES,
+    MAX_FILE_BYTES,
+    MAX_TOTAL_BYTES,
+    BotFilesError,
+    system_link,
+    walk_bot,
+)
 from .manifest import BotManifest, find_bot
 
 __all__ = ["BundleError", "bundle_bot", "unpack_bundle"]
@@ -197,6 +204,8 @@ def _extract_members(tar: tarfile.TarFile, dest: Path, name: str) -> str | None:
 def _check_link(member: tarfile.TarInfo, path: PurePosixPath, what: str) -> None:
     """A link member: relative, and staying inside the top entry (the rule of a bot folder)."""
     target = member.linkname
+    if posixpath.isabs(target) and system_link(target):
+        return  # into the system or the arena's Python, as a bot folder may hold (a .venv's bin/python)
     lexical = posixpath.normpath(posixpath.join(str(path.parent), target)) if target else ""
     top = path.parts[0]
     inside = lexical == top or lexical.startswith(top + "/")

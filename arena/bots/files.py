@@ -5,7 +5,10 @@ A bot folder holds folders, regular files, and symbolic links with a *relative* 
 inside the folder (kept as links: hashed and copied as their target text, never followed).
 Anything else is refused with a message naming the file relative to the folder:
 
-- a link whose target is absolute, outside the folder, missing, or a loop of links;
+- a link whose target is outside the folder, missing, or a loop of links, except an
+  absolute link into the system (``/usr`` and its top-level links) or into the Python
+  installation that runs the arena, both of which every sandbox shows: a virtual
+  environment's ``.venv/bin/python`` (:func:`system_link`);
 - a FIFO, socket or device node (never opened: nothing here can block);
 - a hard link whose other names are not all inside the folder (its bytes would live
   elsewhere, e.g. a secret file the bot could read);
@@ -40,6 +43,7 @@ import hashlib
 import os
 import posixpath
 import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +83,33 @@ _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 class BotFilesError(BotError):
     """A bot's files break a rule of this module; the message names the file."""
+
+
+def _system_roots() -> list[str]:
+    roots = ["/usr", *(f"/{n}" for n in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"))]
+    roots += [sys.base_prefix, sys.prefix, sys.exec_prefix]
+    return [os.path.normpath(r) for r in dict.fromkeys(roots) if r and os.path.isabs(r)]
+
+
+def _within(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def system_link(target: str) -> bool:
+    """Whether an absolute link target may be kept in a bot: it names a path in the
+    system (``/usr``, ``/bin``…) or in the Python installation that runs the arena, and
+    really leads there and to something that exists (every sandbox shows both, read-only;
+    a virtual environment's ``bin/python`` is such a link). Nothing is opened: lstat and
+    readlink only, as the kernel bounds them."""
+    roots = _system_roots()
+    lexical = os.path.normpath(target)
+    if not _within(lexical, roots):
+        return False
+    try:
+        real = os.path.realpath(lexical, strict=True)
+    except OSError:
+        return False
+    return _within(real, [os.path.realpath(r) for r in roots])
 
 
 def _kind(mode: int) -> str:
@@ -194,7 +225,12 @@ class _Walk:
         except OSError as exc:
             raise self.fail(rel, f"cannot be read: {exc.strerror}") from None
         if os.path.isabs(target):
-            raise self.fail(rel, f"is a link to {target!r}, an absolute path: {_ALLOWED}")
+            if system_link(target):
+                return target  # kept as it is: it leads into what every sandbox shows
+            raise self.fail(
+                rel, f"is a link to {target!r}, an absolute path outside the system (/usr) and the arena's own "
+                f"Python: {_ALLOWED}",
+            )
         lexical = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
         if lexical == ".." or lexical.startswith("../"):
             raise self.fail(rel, f"is a link to {target!r}, outside the bot's folder: {_ALLOWED}")
@@ -204,6 +240,9 @@ class _Walk:
         except OSError:
             raise self.fail(rel, f"is a link to {target!r}, which leads nowhere (missing, or a loop of links)") from None
         if real != self.real and not real.startswith(self.real.rstrip(os.sep) + os.sep):
+            # By way of a link of the folder into the system (python -> python3 -> /usr/bin/python3.11).
+            if _within(real, [os.path.realpath(r) for r in _system_roots()]):
+                return target
             raise self.fail(rel, f"is a link to {target!r}, which leads outside the bot's folder ({real}): {_ALLOWED}")
         if kept:
             # The way there (the target text) and where it ends: neither through a folder

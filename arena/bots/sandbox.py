@@ -10,9 +10,11 @@ Levels (``--sandbox``):
   cleared down to PATH, HOME, LANG, TMPDIR plus what the bot's ``bot.toml`` sets.
 - ``strict``: also, through bubblewrap (``bwrap``): no network (a network namespace of its
   own), a read-only view of a fixed list of folders (:func:`visible_roots`: ``/usr`` and
-  its links, the Python installation and the arena's packages, the operator's toolchain
-  folders) with the bot's own folder read-only and a private, size-capped ``/tmp`` as the
-  only writable place, no view of other bots or of the results, its own PID namespace (so
+  its links and what toolchains there need of ``/etc``, the Python installation and the
+  arena's packages, the toolchains found outside ``/usr`` (:mod:`arena.bots.toolchains`)
+  and the operator's folders) with the bot's own folder read-only and a private,
+  size-capped ``/tmp`` as the only writable place (a build: also its build folder and the
+  bot's build cache), no view of other bots or of the results, its own PID namespace (so
   the whole tree dies with it, double-forked grandchildren included), no
   capabilities, and a system call filter (:mod:`arena.bots._seccomp`: no kernel key
   rings, no ptrace, no new namespaces…; see docs/sandbox.md). When the arena runs as root, the bot runs as an unprivileged user id of
@@ -65,7 +67,7 @@ from typing import TypeVar
 
 import trio
 
-from . import _cgroup, _seccomp
+from . import _cgroup, _seccomp, toolchains
 from ._errors import BotStartError, lone_errors_unwrapped
 from ._proctree import child_setup_hook, children_of
 from ._tail import ByteTail
@@ -75,6 +77,7 @@ T = TypeVar("T")
 __all__ = [
     "BUILD_OUTPUT_CAP",
     "BuildCaps",
+    "DEFAULT_BUILD_LIMITS",
     "DEFAULT_BUILD_FILES_CAP",
     "DEFAULT_BUILD_MB_CAP",
     "DEFAULT_BUILD_TIMEOUT_CAP",
@@ -176,6 +179,13 @@ DEFAULT_BUILD_FILES_CAP = 20_000
 """The most files, folders and links a bot's build folder may hold, unless the run sets
 another cap (``build_files``)."""
 
+DEFAULT_BUILD_LIMITS = Limits(memory_mb=2048, cpu_s=DEFAULT_BUILD_TIMEOUT_CAP, processes=512, tmp_mb=512, open_files=4096)
+"""What a build step gets, whatever the bot's own ``[limits]`` (those are for its games):
+real toolchains need more than a game does (a Go build starts more threads than 64, javac
+and rustc more memory, a compiler's temporary files more than 64 MB). ``cpu_s`` is not
+used (a build's CPU time is its time limit). The run may set others: ``build_memory_mb``,
+``build_processes``, ``build_tmp_mb``."""
+
 #: The environment variable in which an operator may list toolchain folders (``:``-separated)
 #: for every command that starts bots (``arena validate``, ``submit``, ``play``…).
 TOOLCHAINS_VAR = "ARENA_TOOLCHAINS"
@@ -204,16 +214,40 @@ class SandboxSettings:
 
     level: Level = Level.STRICT
     caps: Limits = DEFAULT_CAPS
+    #: The operator's folders shown to every bot (``[sandbox] expose``; ``toolchains``).
     toolchains: tuple[str, ...] = field(default_factory=toolchains_from_environment)
     build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_CAP
     build_mb: int = DEFAULT_BUILD_MB_CAP
     build_files: int = DEFAULT_BUILD_FILES_CAP
+    build_limits: Limits = DEFAULT_BUILD_LIMITS
 
     def for_bot(self, path: Path, requested: Limits | None = None, *, writable: bool = False) -> Sandbox | None:
         """The policy of one bot at ``path`` (its folder or single file): its own limits
         (default :data:`DEFAULT_LIMITS`), each within the caps."""
         limits = (requested or DEFAULT_LIMITS).within(self.caps)
         return Sandbox(self.level, limits, Path(path), writable=writable, toolchains=tuple(self.toolchains))
+
+    def for_build(self, path: Path, cache: Path | None = None) -> Sandbox:
+        """The policy of one bot's build step in ``path`` (its build folder, writable):
+        the run's build limits, not the bot's game limits, and ``cache`` (the bot's
+        persistent build cache) writable too."""
+        return Sandbox(
+            self.level, self.build_limits, Path(path), writable=True, toolchains=tuple(self.toolchains), cache=cache
+        )
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        """Every folder outside the system shown to every bot under ``strict``: the ones
+        the arena found (rustup, /usr/local/go) and the operator's."""
+        return tuple(dict.fromkeys((*toolchains.found_homes(), *self.toolchains)))
+
+    def build_key(self) -> str:
+        """What decides a build besides the bot's files: the level and what it is shown
+        (a build made at ``limits`` may use what ``strict`` hides)."""
+        import hashlib
+
+        text = "\n".join((self.level.value, *sorted(self.shown)))
+        return f"{self.level.value}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +261,13 @@ class Sandbox:
     expose: Path
     writable: bool = False
     toolchains: tuple[str, ...] = ()
+    #: A build's persistent per-bot cache folder (writable in its builds only), if any.
+    cache: Path | None = None
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        """The folders outside the system it is shown: found toolchains, the operator's."""
+        return tuple(dict.fromkeys((*toolchains.found_homes(), *self.toolchains)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,9 +447,14 @@ def _system_binds() -> list[str]:
         elif p.is_dir():
             args += ["--ro-bind", str(p), str(p)]
     args += ["--perms", "0755", "--dir", "/etc"]
-    for etc in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime"):
+    for etc in _ETC:
         args += ["--ro-bind-try", etc, etc]
     return args
+
+
+#: What ``strict`` shows of ``/etc`` always (and :func:`toolchains.etc_links`, what the
+#: toolchains under ``/usr`` link into).
+_ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 
 
 def _arena_packages() -> list[Path]:
@@ -548,8 +594,12 @@ def visible_roots(sandbox: Sandbox) -> list[Path]:
     own folder (or file). Nothing a bot supplies adds to it."""
     roots = [Path("/usr")]
     roots += [Path("/", n) for n in _TOP_LEVEL if os.path.lexists(Path("/", n))]
+    roots += [Path(p) for p in _ETC]
+    roots += [Path(p) for p in toolchains.etc_links(sandbox.shown)]
     roots += [p for p in _package_dirs() if p.exists()]
-    roots += [Path(t) for t in sandbox.toolchains if os.path.isdir(t)]
+    roots += [Path(t) for t in sandbox.shown if os.path.isdir(t)]
+    if sandbox.cache is not None:
+        roots.append(Path(os.path.abspath(sandbox.cache)))
     roots.append(Path(os.path.abspath(sandbox.expose)))
     return roots
 
@@ -603,8 +653,8 @@ def _strict_program(name: str, argv0: str, cwd: Path, env: Mapping[str, str], sa
     raise BotStartError(
         f"cannot start: its program {what} is outside what the strict sandbox shows (the system's /usr, "
         "the arena's Python and packages, the bot's own folder and the operator's toolchain folders); if it is a "
-        f"toolchain to offer every bot, the operator can add its folder: toolchains = [\"{folder}\"] in the run's "
-        f"--config file, or {TOOLCHAINS_VAR}={folder} in the arena's environment",
+        f"toolchain to offer every bot, the operator can add its folder: [sandbox] expose = [\"{folder}\"] (or "
+        f"toolchains = [\"{folder}\"]) in the run's --config file, or {TOOLCHAINS_VAR}={folder} in the arena's environment",
         bot=name, argv=(argv0,),
     )
 
@@ -656,7 +706,7 @@ def _strict_argv(
     made = {Path("/"), Path("/usr"), Path("/tmp"), Path("/proc"), Path("/dev"), Path("/etc")}
     bound = [Path("/usr")]
     extra = [p for p in _package_dirs() if p.exists()]
-    extra += [Path(os.path.realpath(t)) for t in sandbox.toolchains if os.path.isdir(t)]
+    extra += [Path(os.path.realpath(t)) for t in sandbox.shown if os.path.isdir(t)]
 
     def bind(kind: str, path: Path) -> None:
         nonlocal args
@@ -672,6 +722,19 @@ def _strict_argv(
 
     for p in sorted(set(extra), key=lambda x: len(x.parts)):
         bind("--ro-bind", p)
+    etc_shown: list[Path] = []
+    for etc in toolchains.etc_links(sandbox.shown):
+        if _under(Path(etc), etc_shown):
+            continue  # within a folder of /etc already shown
+        etc_shown.append(Path(etc))
+        # At the path the link names, from where it leads (a link in /etc to elsewhere).
+        for parent in reversed(Path(etc).parents):
+            if parent not in made:
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(parent)
+        args += ["--ro-bind-try", os.path.realpath(etc), etc]
+    if sandbox.cache is not None and sandbox.writable:
+        bind("--bind", Path(os.path.realpath(sandbox.cache)))
     me = sandbox.expose.resolve() if sandbox.expose.exists() else sandbox.expose
     bind("--bind" if sandbox.writable else "--ro-bind", me)
     args += ["--remount-ro", "/dev", "--chdir", str(cwd)]
@@ -1118,15 +1181,19 @@ class BuildCaps:
     max_mb: int = DEFAULT_BUILD_MB_CAP
     max_files: int = DEFAULT_BUILD_FILES_CAP
 
-    def breach(self, folder: Path, temp: Path | None = None, temp_mb: int = 0) -> str:
-        """Why ``folder`` (or ``temp``) is over the caps, or ``""``."""
-        size, entries, deep = _tree_usage(folder, self.max_mb * _MB, self.max_files)
-        if size > self.max_mb * _MB:
-            return f"its build folder grew over the run's cap of {self.max_mb} MB (build_mb)"
-        if entries > self.max_files:
-            return f"its build folder grew over the run's cap of {self.max_files} files (build_files)"
-        if deep:
-            return f"its build folder nests folders over {BUILD_DEPTH_CAP} deep"
+    def breach(self, folder: Path, temp: Path | None = None, temp_mb: int = 0, cache: Path | None = None) -> str:
+        """Why ``folder`` (or ``temp``, or the bot's build cache ``cache``) is over the
+        caps, or ``""``."""
+        for what, where in (("build folder", folder), ("build cache", cache)):
+            if where is None:
+                continue
+            size, entries, deep = _tree_usage(where, self.max_mb * _MB, self.max_files)
+            if size > self.max_mb * _MB:
+                return f"its {what} grew over the run's cap of {self.max_mb} MB (build_mb)"
+            if entries > self.max_files:
+                return f"its {what} grew over the run's cap of {self.max_files} files (build_files)"
+            if deep:
+                return f"its {what} nests folders over {BUILD_DEPTH_CAP} deep"
         if temp is not None and _folder_size(temp, temp_mb * _MB) > temp_mb * _MB:
             return f"its temporary folder grew over its limit of {temp_mb} MB"
         return ""
@@ -1170,6 +1237,13 @@ def run_build(
     if sandbox is not None:
         sandbox = replace(sandbox, expose=cwd, writable=True)
     caps = caps or BuildCaps()
+    cache = sandbox.cache if sandbox is not None else None
+    if cache is not None:
+        try:
+            cache.mkdir(parents=True, exist_ok=True, mode=0o700)
+            cache_owner = os.stat(cache)
+        except OSError as exc:
+            raise BotStartError(f"cannot make its build cache {cache}: {exc.strerror or exc}", bot=name, argv=tuple(argv)) from None
     tail = ByteTail(output_cap)
     jail = open_jail(name, sandbox, list(argv), env, cwd)
     uid = jail._uid if jail is not None else None
@@ -1180,11 +1254,13 @@ def run_build(
     temp_mb = jail.limits.tmp_mb if jail is not None else 0
 
     def breach() -> str:
-        return caps.breach(cwd, temp, temp_mb)
+        return caps.breach(cwd, temp, temp_mb, cache)
 
     try:
         if uid is not None:
             _chown_tree(cwd, uid, uid)
+            if cache is not None:
+                _chown_tree(cache, uid, uid)
         cpu = [(resource.RLIMIT_CPU, max(1, math.ceil(timeout_s)))]
         pre = jail.preexec(os.getpid(), extra_rlimits=cpu) if jail else None
         try:
@@ -1219,6 +1295,8 @@ def run_build(
             jail.close()
         if uid is not None:
             _chown_tree(cwd, owner.st_uid, owner.st_gid)
+            if cache is not None:
+                _chown_tree(cache, cache_owner.st_uid, cache_owner.st_gid)
 
 
 def _follow_build(

@@ -1,0 +1,3 @@
+module gofirst
+
+go 1.19
