@@ -48,7 +48,8 @@ def new_command(
         steps = [
             (f"arena validate {folder}", "the arena's checks, in its sandbox"),
             (f"arena play {folder} {folder}", "one game against itself"),
-            (f"arena run --bots {shlex.quote(str(parent))}", "a tournament of every bot in that folder"),
+            (f"arena submit {folder} --bots bots", "once it passes: copied into bots/, a folder of bots"),
+            ("arena run --bots bots", "a tournament of every bot in bots/"),
         ]
         width = max(len(command) for command, _ in steps)
         out.print(f"wrote {starter.path}/ ({starter.lang}): {', '.join(starter.files)}; next:", highlight=False)

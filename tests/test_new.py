@@ -95,7 +95,8 @@ def test_python_and_js_starters_use_only_what_ships_with_the_language(tmp_path: 
 def test_new_prints_the_next_commands_and_json_for_scripts(tmp_path: Path) -> None:
     proc = arena("new", "alpha", "--lang", "python", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "arena validate alpha" in proc.stdout and "arena run --bots ." in proc.stdout
+    assert "arena validate alpha" in proc.stdout and "arena submit alpha --bots bots" in proc.stdout
+    assert "arena run --bots bots" in proc.stdout
     assert not any(line != line.rstrip() for line in proc.stdout.splitlines())
     proc = arena("new", "beta", "--lang", "c", "--dir", "sub", "--json", cwd=tmp_path)
     assert proc.returncode == 1 and "sub: does not exist" in proc.stderr  # --dir must exist
