@@ -729,6 +729,7 @@ def main() -> None:
 
 
 from arena import cli_doctor as _cli_doctor  # noqa: E402,F401  (registers doctor)
+from arena import cli_new as _cli_new  # noqa: E402,F401  (registers new)
 from arena import cli_report as _cli_report  # noqa: E402,F401  (registers report)
 from arena import cli_run as _cli_run  # noqa: E402,F401  (registers run, leaderboard, games)
 from arena import cli_validate as _cli_validate  # noqa: E402,F401  (registers validate, submit)
