@@ -378,6 +378,8 @@ class _Seat:
     strikes: int = 0
     autopilot: bool = False
     cursor: int = 0
+    hands: list[list[int]] = field(default_factory=list)  # its hands at the earlier turns of hands_round
+    hands_round: int = 0
     last_action: LastAction | None = None
     after_fault: bool = False  # the set-aside of the fault check has happened in this game
     set_aside: bool = False  # last_action reports an answer the validator set aside on purpose
@@ -509,8 +511,13 @@ class _Validator:
     def build_act(self, script: GameScript, state: GameState, seat: _Seat, game_id: str) -> tuple[Act, list[dict[str, Any]]]:
         """The act a tournament's referee would send the bot's seat now (the one builder)."""
         ts, me = self.ts, script.seat
+        history = events(state)[: seat.cursor]
         evs = events(state, seat.cursor)
         seat.cursor = len(state.log)
+        if seat.hands_round != state.round:
+            seat.hands, seat.hands_round = [], state.round
+        hands_seen = list(seat.hands)
+        seat.hands.append(list(state.hands[me]))
         full_bank = 0 if ts.no_timeout else ts.scaled_ms(ts.bank_ms)
         my_bank = 0 if ts.no_timeout else round(seat.bank_s * 1000)
         banks = [my_bank if s == me else full_bank for s in range(script.config.players)]
@@ -524,6 +531,8 @@ class _Validator:
             banks_ms=banks,
             last_action=seat.last_action,
             events=evs,
+            history=history,
+            hands_seen=hands_seen,
         )
         return act, evs
 
