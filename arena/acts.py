@@ -10,9 +10,9 @@ referee's fast encoder of a whole turn's acts.
 shares (tableaus, puddings, scores, hand sizes, banks, events since the previous turn, the
 history before them) are built once per turn, and per seat only its own parts (id, seat,
 time, hand, legal plays, last action, the hands it held earlier this round: each hand's
-JSON is made once, and a seat's earlier hands grow by one each turn). Each event's JSON is made once, straight from the engine's log (no dicts),
-and the replay keeps those same bytes. Tests hold the two to byte equality over whole
-games of every variant.
+JSON is made once, and a seat's earlier hands grow by one each turn). Each event's JSON
+is made once, straight from the engine's log (no dicts), and the replay keeps those same
+bytes. Tests hold the two to byte equality over whole games of every variant.
 """
 
 from __future__ import annotations
