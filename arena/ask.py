@@ -115,6 +115,7 @@ class AskReport:
                 "status": rec.status,
                 "elapsed_ms": rec.elapsed_ms,
                 "message": rec.message,
+                "debug": rec.debug,
             },
             "same_as_recorded": self.same_as_recorded,
             "stderr": self.stderr,

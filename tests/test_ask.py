@@ -308,6 +308,6 @@ def test_a_card_counting_bot_asked_again_makes_every_recorded_decision(
         result = ask(game, COUNTER, "--seat", str(seat), "--turn", f"{rnd}.{turn}", "--json")
         assert result.exit_code == 0, result.output
         report = json.loads(result.stdout)
-        assert report["answer"]["debug"] == recorded.debug, (rnd, turn)
+        assert report["answer"]["debug"] == report["recorded"]["debug"] == recorded.debug, (rnd, turn)
         assert report["same_as_recorded"] is True, (rnd, turn)
     assert any(d.debug["known"] for _, _, d in decisions)  # it did follow hands it had passed on
