@@ -14,6 +14,7 @@ and its answer is checked against the rules and timed like in a game.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,7 @@ class AskReport:
             "message": self.message,
             "answer": None
             if self.answer is None
-            else {"cards": list(self.answer.cards), "dummy_card": self.answer.dummy_card, "debug": self.answer.debug},
+            else {"cards": list(self.answer.cards), "dummy_card": self.answer.dummy_card, "debug": _dumpable(self.answer.debug)},
             "elapsed_ms": self.elapsed_ms,
             "recorded": {
                 "bot": self.recorded_bot,
@@ -115,12 +116,24 @@ class AskReport:
                 "status": rec.status,
                 "elapsed_ms": rec.elapsed_ms,
                 "message": rec.message,
-                "debug": rec.debug,
+                "debug": _dumpable(rec.debug),
             },
             "same_as_recorded": self.same_as_recorded,
             "stderr": self.stderr,
             "act": msgspec.to_builtins(self.act),
         }
+
+
+def _dumpable(debug: Any) -> Any:
+    """A bot's debug value as it is, or a note when it is nested too deeply for the
+    standard JSON encoder (a value the decoder took can still be that deep)."""
+    try:
+        json.dumps(debug)
+    except RecursionError:
+        return {"not_shown": "nested too deeply"}
+    except (TypeError, ValueError):
+        return {"not_shown": "not JSON"}
+    return debug
 
 
 def parse_turn(value: str) -> tuple[int, int]:

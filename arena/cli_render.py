@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import msgspec
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.table import Table
@@ -231,8 +232,13 @@ def debug_text(debug: Any, limit: int = DEBUG_LIMIT) -> str:
         return printable(debug, limit=limit)
     try:
         encoded = json.dumps(debug, ensure_ascii=False, separators=(", ", ": "))
-    except (TypeError, ValueError):  # not JSON data: a replay file's value would be
-        encoded = repr(debug)
+    except RecursionError:  # nested near the decoder's depth limit: compact, from C
+        try:
+            encoded = msgspec.json.encode(debug).decode()
+        except (RecursionError, TypeError, ValueError):
+            return "(a value nested too deeply to show)"
+    except (TypeError, ValueError):  # not JSON data (a replay's values are)
+        return "(a value that is not JSON)"
     return printable(visible_json(encoded[: limit + 1]), limit=limit)
 
 

@@ -4,13 +4,17 @@ Everything a bot wrote comes out escaped. Real bot processes throughout."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from arena.ask import _dumpable
 from arena.cli import app
+from arena.cli_render import DEBUG_LIMIT, debug_text
 from arena.replay import read_replay
 
 runner = CliRunner()
@@ -98,3 +102,48 @@ def test_ask_shows_the_answers_debug_and_the_recorded_one(game: Path, tmp_path: 
     recorded = next(a for t in read_replay(game).turns if (t.round, t.turn) == (2, 3) for a in t.actions if a.seat == 1)
     assert f'recorded debug value: {{"decision": {recorded.debug["decision"]}, "note": {NOTE}}}' in out
     assert "\x1b" not in out
+
+
+def test_a_debug_value_nested_near_the_decoders_limit_is_shown_without_a_traceback(tmp_path: Path) -> None:
+    """900 levels of lists fit in the 4 KiB the referee keeps and decode, but are too deep
+    to encode again from deep in the command's own stack."""
+    bot = tmp_path / "deep.py"
+    bot.write_text(NOISY.replace('debug = {"decision": turn, "note": "\\x1b[31mred\\u202e"}', "debug = json.loads('[' * 900 + ']' * 900)"))
+    assert "900" in bot.read_text()
+    path = tmp_path / "deep.json.gz"
+    played = runner.invoke(app, ["play", str(bot), str(bot), "--seed", "2", "--replay", str(path), "--sandbox", "limits"])
+    assert played.exit_code == 0, played.output
+    assert any(a.debug is not None for t in read_replay(path).turns for a in t.actions)
+    result = runner.invoke(app, ["replay", str(path), "--turn", "1.1"])
+    assert result.exit_code == 0, result.output
+    assert "deep debug:" in result.output and "[[[[" in result.output
+    # Deeper in the stack (as a bigger command might be) the plain encoder gives up: a note instead.
+    deep = read_replay(path).turns[0].actions[0].debug
+
+    def from_deep_in_the_stack(levels: int) -> str:
+        return from_deep_in_the_stack(levels - 1) if levels else debug_text(deep)
+
+    assert from_deep_in_the_stack(300) == "(a value nested too deeply to show)"
+    assert debug_text(deep).startswith("[[[[") and len(debug_text(deep)) <= DEBUG_LIMIT
+
+
+def test_ask_json_survives_a_debug_value_nested_near_the_decoders_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "deep"
+    folder.mkdir()
+    (folder / "bot.py").write_text(NOISY.replace('debug = {"decision": turn, "note": "\\x1b[31mred\\u202e"}', "debug = json.loads('[' * 900 + ']' * 900)"))
+    (folder / "bot.toml").write_text('name = "deep"\nrun = ["{python}", "bot.py"]\n')
+    game = tmp_path / "g.json.gz"
+    played = runner.invoke(app, ["play", str(folder / "bot.py"), str(folder / "bot.py"), "--seed", "2", "--replay", str(game), "--sandbox", "limits"])
+    assert played.exit_code == 0, played.output
+    result = runner.invoke(app, ["replay", str(game), "--ask", str(folder), "--seat", "0", "--turn", "1.1", "--sandbox", "limits", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    deep = json.loads("[" * 900 + "]" * 900)
+    assert report["status"] == "ok" and report["answer"]["debug"] == report["recorded"]["debug"] == deep
+    # From deeper in the stack the standard encoder gives up: the report carries a note instead.
+
+    def from_deep_in_the_stack(levels: int) -> Any:
+        return from_deep_in_the_stack(levels - 1) if levels else _dumpable(deep)
+
+    assert from_deep_in_the_stack(300) == {"not_shown": "nested too deeply"}
