@@ -7,11 +7,12 @@ referee's fast encoder of a whole turn's acts.
 
 :class:`ActWriter` writes the same acts as lines, byte for byte what
 ``encode_line(build_act(...))`` gives, for the referee's hot path: the parts every seat
-shares (tableaus, puddings, scores, hand sizes, banks, events since the previous turn) are
-built once per turn, and per seat only its own parts (id, seat, time, hand, legal plays,
-last action). Each event's JSON is made once, straight from the engine's log (no dicts),
-and the replay keeps those same bytes. Tests hold the two to byte equality over whole
-games of every variant.
+shares (tableaus, puddings, scores, hand sizes, banks, events since the previous turn, the
+history before them) are built once per turn, and per seat only its own parts (id, seat,
+time, hand, legal plays, last action, the hands it held earlier this round: each hand's
+JSON is made once, and a seat's earlier hands grow by one each turn). Each event's JSON
+is made once, straight from the engine's log (no dicts), and the replay keeps those same
+bytes. Tests hold the two to byte equality over whole games of every variant.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 import msgspec
 
 from arena.engine import DECK_SIZE, KINDS, GameState, Variant, legal_plays, observe
-from protocol import Act, LastAction, Play
+from protocol import Act, Card, LastAction, Play
 
 __all__ = ["ActWriter", "build_act"]
 
@@ -63,11 +64,15 @@ def build_act(
     banks_ms: list[int],
     last_action: LastAction | None,
     events: list[dict[str, Any]],
+    history: list[dict[str, Any]],
+    hands_seen: Sequence[Sequence[int]],
 ) -> Act:
     """The ``act`` for ``seat`` now: what :func:`~arena.engine.observe` lets it see, with
     the referee's request id, the seat's ``time_ms``, every seat's bank, what was applied
-    for the seat at its previous decision, and the public ``events`` since its previous
-    request (``arena.engine.events(state, cursor)``)."""
+    for the seat at its previous decision, the public ``events`` since its previous
+    request (``arena.engine.events(state, cursor)``), the ``history`` before them
+    (``arena.engine.events(state)[:cursor]``) and the card ids of the seat's hands at the
+    earlier turns of this round (``hands_seen``, turn 1 first)."""
     obs = observe(state, seat)
     dummy = obs.dummy
     legal = [Play(cards=p[:-1], dummy_card=p[-1]) if dummy else Play(cards=p) for p in obs.legal]
@@ -85,6 +90,8 @@ def build_act(
         hand_sizes=obs.hand_sizes,
         banks_ms=banks_ms,
         events=events,
+        history=history,
+        hands_seen=[[Card(id=c, card=KINDS[state.kind_of[c]]) for c in hand] for hand in hands_seen],
         last_action=last_action,
         legal=legal,
         dummy=dummy,
@@ -97,7 +104,8 @@ class ActWriter:
     """One game's acts as wire lines, equal byte for byte to
     ``encode_line(build_act(...))``, with what all seats share built once per turn.
 
-    Call :meth:`begin_turn` after each change of the state (each applied turn), then
+    Call :meth:`begin_turn` after each change of the state (each applied turn, every
+    turn: it notes each seat's hand for the later acts' ``hands_seen``), then
     :meth:`line` for each seat asked this turn. Reads the state, never changes it.
     """
 
@@ -121,6 +129,14 @@ class ActWriter:
         self._tcard = list(self._card)
         self._wasabi_of: dict[int, int] | None = None
         self._wasabi_seen = 0
+        self._history_before: dict[int, bytes] = {}
+        self._history_prefix: tuple[int, bytes] = (0, b"")  # (n, the first n events' JSON comma-joined)
+        # Per player seat: its hand's JSON at this turn, and the JSON of its hands at the
+        # earlier turns of this round, comma-joined (``hands_seen`` without its brackets).
+        players = state.config.players
+        self._hand_now: list[bytes] = [b""] * players
+        self._hands_before: list[bytes] = [b""] * players
+        self._hands_at: tuple[int, int] = (0, 0)  # the (round, turn) of _hand_now
 
     def begin_turn(self, banks_ms: Sequence[int]) -> None:
         """Build the parts every seat shares this turn; ``banks_ms`` is every seat's bank."""
@@ -153,7 +169,29 @@ class ActWriter:
             )
         )
         self._events_since.clear()
+        self._history_before.clear()
         self._legal.clear()
+        self._sync_hands()
+
+    def _sync_hands(self) -> None:
+        """Note every player's hand at this turn; move last turn's into its earlier hands."""
+        state = self.state
+        at = (state.round, state.turn)
+        if at == self._hands_at:
+            return
+        players = len(self._hand_now)
+        if at[0] != self._hands_at[0]:
+            self._hands_before = [b""] * players
+        elif at[1] != self._hands_at[1] + 1:
+            raise ValueError(f"begin_turn skipped a turn: at {at[0]}.{at[1]}, after {self._hands_at[0]}.{self._hands_at[1]}")
+        else:
+            before = self._hands_before
+            for seat, hand in enumerate(self._hand_now):
+                before[seat] = before[seat] + b"," + hand if before[seat] else hand
+        card = self._card.__getitem__
+        hands = state.hands
+        self._hand_now = [b"[" + b",".join(map(card, hands[seat])) + b"]" for seat in range(players)]
+        self._hands_at = at
 
     def _sync_wasabi(self) -> None:
         """Give each nigiri that sits on a wasabi its tableau JSON with the wasabi's id.
@@ -228,6 +266,22 @@ class ActWriter:
             part = self._events_since[cursor] = b"[" + b",".join(self._event_json[cursor:]) + b"]"
         return part
 
+    def _history_line_part(self, cursor: int) -> bytes:
+        part = self._history_before.get(cursor)
+        if part is None:
+            self._sync_events()
+            # The log only grows: extend the longest prefix made so far rather than join
+            # the whole history again (most seats' cursors move on one turn at a time).
+            done, joined = self._history_prefix
+            if cursor >= done:
+                more = b",".join(self._event_json[done:cursor])
+                joined = joined + b"," + more if joined and more else joined or more
+                self._history_prefix = (cursor, joined)
+            else:
+                joined = b",".join(self._event_json[:cursor])
+            part = self._history_before[cursor] = b"[" + joined + b"]"
+        return part
+
     def legal(self, seat: int) -> list[tuple[int, ...]]:
         """``legal_plays(state, seat)`` this turn, computed once (the act lists it, and
         the referee checks the reply against it)."""
@@ -240,9 +294,9 @@ class ActWriter:
         self, seat: int, request_id: int, time_ms: int, last_action: LastAction | None, events_since: int
     ) -> bytes:
         """``seat``'s act as one ``\\n``-terminated line; ``events_since`` is the seat's
-        event cursor (the events are those of ``events(state, events_since)``)."""
+        event cursor (the events are those of ``events(state, events_since)``, the history
+        the ones before)."""
         state = self.state
-        card = self._card
         dummy = seat == self._controller
         plays = self.legal(seat)
         if dummy:  # (own, dummy) or (own1, own2, dummy)
@@ -256,7 +310,10 @@ class ActWriter:
                 legal = b",".join([single[p[0]] if len(p) == 1 else _PAIR % p for p in plays])
         evs = self._events_line_part(events_since)
         # The dummy's pile is face down (R15): nobody sees it, not even "its" seat.
-        hand = state.hands[seat] if seat < state.config.players else ()
+        if seat < len(self._hand_now):
+            hand, before = self._hand_now[seat], self._hands_before[seat]
+        else:
+            hand, before = b"[]", b""
         return b"".join(
             (
                 self._open,
@@ -265,15 +322,19 @@ class ActWriter:
                 b"%d" % seat,
                 self._turn_part,
                 b"%d" % time_ms,
-                b',"hand":[',
-                b",".join(map(card.__getitem__, hand)),
-                b'],"legal":[',
+                b',"hand":',
+                hand,
+                b',"legal":[',
                 legal,
                 b'],"dummy":true' if dummy else b'],"dummy":false',
                 self._shared_part,
                 b"null" if last_action is None else _encode(last_action),
                 b',"events":',
                 evs,
-                b"}\n",
+                b',"history":',
+                self._history_line_part(events_since),
+                b',"hands_seen":[',
+                before,
+                b"]}\n",
             )
         )

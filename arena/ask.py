@@ -5,7 +5,8 @@ again from its seed and the recorded plays are applied up to the turn. The
 ``act`` that seat received then is rebuilt with the referee's own builder
 (:func:`arena.acts.build_act`, and :func:`arena.referee.game_start_message` for the
 ``game_start``) from what the replay says the referee knew: the
-seat's events since its previous request, what was applied for it last time,
+seat's events since its previous request (and the history before them), its
+hands at the earlier turns of the round, what was applied for it last time,
 and every seat's time bank. BOT is started as a referee would start it
 (``hello``, then ``game_start`` for that game and seat), gets that ``act``,
 and its answer is checked against the rules and timed like in a game.
@@ -13,6 +14,7 @@ and its answer is checked against the rules and timed like in a game.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,7 +107,7 @@ class AskReport:
             "message": self.message,
             "answer": None
             if self.answer is None
-            else {"cards": list(self.answer.cards), "dummy_card": self.answer.dummy_card, "debug": self.answer.debug},
+            else {"cards": list(self.answer.cards), "dummy_card": self.answer.dummy_card, "debug": _dumpable(self.answer.debug)},
             "elapsed_ms": self.elapsed_ms,
             "recorded": {
                 "bot": self.recorded_bot,
@@ -114,11 +116,24 @@ class AskReport:
                 "status": rec.status,
                 "elapsed_ms": rec.elapsed_ms,
                 "message": rec.message,
+                "debug": _dumpable(rec.debug),
             },
             "same_as_recorded": self.same_as_recorded,
             "stderr": self.stderr,
             "act": msgspec.to_builtins(self.act),
         }
+
+
+def _dumpable(debug: Any) -> Any:
+    """A bot's debug value as it is, or a note when it is nested too deeply for the
+    standard JSON encoder (a value the decoder took can still be that deep)."""
+    try:
+        json.dumps(debug)
+    except RecursionError:
+        return {"not_shown": "nested too deeply"}
+    except (TypeError, ValueError):
+        return {"not_shown": "not JSON"}
+    return debug
 
 
 def parse_turn(value: str) -> tuple[int, int]:
@@ -169,12 +184,15 @@ def rebuild_position(replay: Replay, seat: int, rnd: int, turn: int, *, name: st
         for s in range(seats)
     ]
     banks = [math.inf if infinite[s] else ts.seconds(ts.bank_ms) for s in range(config.players)] + [0.0] * (seats - config.players)
+    hands_seen: list[list[int]] = []  # the seat's hands at the earlier turns of the target's round
     for record in replay.turns:
         where = f"{label}, turn {record.round}.{record.turn}"
         if (state.round, state.turn) != (record.round, record.turn) or [list(h) for h in state.hands] != record.hands:
             raise ArenaError(f"{where}: the replay does not match the engine (run `arena verify` on it)")
         if record is target:
             break
+        if record.round == rnd:
+            hands_seen.append(list(state.hands[seat]))
         for action in record.actions:
             if action.status in NOT_ASKED:
                 continue
@@ -197,6 +215,8 @@ def rebuild_position(replay: Replay, seat: int, rnd: int, turn: int, *, name: st
         banks_ms=[round(b * 1000) if math.isfinite(b) else 0 for b in banks],
         last_action=last[seat],
         events=events(state, cursor[seat]),
+        history=events(state)[: cursor[seat]],
+        hands_seen=hands_seen,
     )
     return Position(replay=replay, state=state, seat=seat, act=act, recorded=recorded, time_settings=ts)
 

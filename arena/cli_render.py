@@ -3,18 +3,26 @@ the console every command prints through."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import msgspec
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.table import Table
 from rich.text import Span, Text
 
 from arena.replay import FaultRecord, Replay
-from arena.text import LINE_LIMIT, NAME_LIMIT, has_unsafe, printable, unsafe_positions
+from arena.text import LINE_LIMIT, NAME_LIMIT, has_unsafe, printable, unsafe_positions, visible_json
+
+#: How much of a bot's debug value one decision shows (the replay keeps up to 4 KiB of it).
+DEBUG_LIMIT = 300
+#: How much of a bot's stderr the game view shows: its last lines, each cut.
+STDERR_LINES = 20
+STDERR_LINE_LIMIT = 240
 
 
 class SafeConsole(Console):
@@ -208,11 +216,57 @@ def render_game(console: Console, replay: Replay, *, verbose: bool = False, only
     if verbose or only is not None:
         render_turns(console, replay, only=only)
     render_outside_faults(console, replay, after, "After the last turn" if verbose else "Outside the turns")
+    if verbose and only is None:
+        render_stderr(console, replay)
     if replay.status == "void":
         reason = (replay.void_reason.splitlines() or [""])[0]
         console.print(Text(f"The game was void (not rated): {printable(reason, limit=LINE_LIMIT)}", style=FAULT_STYLE))
         return
     console.print(result_table(replay))
+
+
+def debug_text(debug: Any, limit: int = DEBUG_LIMIT) -> str:
+    """A bot's debug value as one line of JSON (a string as it is), cut to ``limit``
+    characters, every character that could drive a terminal escaped."""
+    if isinstance(debug, str):
+        return printable(debug, limit=limit)
+    try:
+        encoded = json.dumps(debug, ensure_ascii=False, separators=(", ", ": "))
+    except RecursionError:  # nested near the decoder's depth limit: compact, from C
+        try:
+            encoded = msgspec.json.encode(debug).decode()
+        except (RecursionError, TypeError, ValueError):
+            return "(a value nested too deeply to show)"
+    except (TypeError, ValueError):  # not JSON data (a replay's values are)
+        return "(a value that is not JSON)"
+    return printable(visible_json(encoded[: limit + 1]), limit=limit)
+
+
+def stderr_tail(text: str, lines: int = STDERR_LINES, width: int = STDERR_LINE_LIMIT) -> tuple[list[str], int]:
+    """The last ``lines`` lines of ``text``, each made printable and cut to ``width``
+    characters, and how many lines came before them."""
+    all_lines = text.rstrip().splitlines()
+    tail = all_lines[-lines:]
+    return [printable(line, limit=width) for line in tail], len(all_lines) - len(tail)
+
+
+def render_stderr(console: Console, replay: Replay) -> None:
+    """What each seat's bot wrote to stderr during the game (the tail the replay keeps),
+    its last lines; nothing when no bot wrote anything."""
+    if not any(text.strip() for text in replay.stderr):
+        return
+    console.rule(Text("What each bot wrote to stderr (the last part)"))
+    for seat, text in enumerate(replay.stderr):
+        if seat >= len(replay.seats) or seat >= replay.config["players"]:
+            break
+        label = Text(f"seat {seat_label(replay, seat)}: ", style="bold")
+        if not text.strip():
+            console.print(label + Text("nothing", style="dim"))
+            continue
+        lines, before = stderr_tail(text)
+        more = f" (the last {len(lines)} lines; {before} before them)" if before else ""
+        console.print(label + Text(f"{len(text):,} characters kept{more}", style="dim"))
+        console.print(Text("\n".join(lines), style="dim"))
 
 
 def shown_turns(replay: Replay) -> dict[int, list[int]]:
@@ -263,13 +317,20 @@ def render_turns(console: Console, replay: Replay, *, only: tuple[int, int] | No
             table.add_column("seat", no_wrap=True)
             table.add_column("hand")
             table.add_column("took")
+            table.add_column("time", justify="right", no_wrap=True)
             table.add_column("tableau")
+            debugs: list[tuple[int, Any]] = []
             for s in range(seats):
+                elapsed = ""
                 hand = Text("")
                 took = cards_text([kinds[c] for c in entered.get(s, [])])
                 if record is not None:
                     hand = cards_text([kinds[c] for c in record.hands[s]]) if s < len(record.hands) else Text("")
                     action = next((a for a in record.actions if a.seat == s), None)
+                    if action is not None and action.elapsed_ms is not None:
+                        elapsed = _ms(action.elapsed_ms)
+                    if action is not None and action.debug is not None:
+                        debugs.append((s, action.debug))
                     if action is not None and action.status not in ("ok", "auto"):
                         took.append(f"  [{printable(action.status, limit=NAME_LIMIT)}]", style=FAULT_STYLE)
                     if action is not None and action.dummy_card is not None:
@@ -281,8 +342,10 @@ def render_turns(console: Console, replay: Replay, *, only: tuple[int, int] | No
                 tab = cards_text([kinds[c] for c in tableaus[s]], [c in on_wasabi for c in tableaus[s]])
                 if puddings[s]:
                     tab.append(f"  (+{puddings[s]} pudding kept)", style="dim")
-                table.add_row(Text(seat_label(replay, s)), hand, took, tab)
+                table.add_row(Text(seat_label(replay, s)), hand, took, elapsed, tab)
             console.print(table)
+            for s, debug in debugs:
+                console.print(Text.assemble((f"  seat {seat_label(replay, s)} debug: ", "dim"), debug_text(debug)))
         elif kind == "round_end":
             for s in range(seats):
                 puddings[s] += sum(1 for c in tableaus[s] if kinds[c] == "pudding")
@@ -376,6 +439,10 @@ def render_ask(console: Console, report: Any) -> None:
     rec_elapsed = _ms(rec.elapsed_ms)
     table.add_row("recorded", name_text(report.recorded_bot), _play_text(kinds, rec.cards, rec.dummy_card), rec_status, rec_elapsed)
     console.print(table)
+    if report.answer is not None and report.answer.debug is not None:
+        console.print(Text.assemble(("its debug value: ", "bold"), debug_text(report.answer.debug)))
+    if rec.debug is not None:
+        console.print(Text.assemble(("recorded debug value: ", "bold"), debug_text(rec.debug)))
     if report.answer is not None and report.legal:
         same = "the same play as in the recorded game" if report.same_as_recorded else "a different play from the recorded game"
         console.print(same, highlight=False)

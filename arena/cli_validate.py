@@ -127,13 +127,30 @@ def render_report(report: ValidationReport) -> None:
         grid.add_column(style="dim", no_wrap=True)
         grid.add_column()
         for label, value in details:
-            grid.add_row(Text(f"  {label}"), Text(printable(value, multiline=True, limit=LINE_LIMIT)))
+            limit = None if label == "stderr began" else LINE_LIMIT  # already cut to its first lines, each bounded
+            grid.add_row(Text(f"  {label}"), Text(printable(value, multiline=True, limit=limit)))
         out.print(grid)
+    _render_stderr(report)
     out.print()
     if report.passed:
         out.print(Text(f"✓ {bot}: all {len(report.checks)} checks passed", style="green"))
     else:
         out.print(Text(f"✗ {bot}: {len(report.failed)} of {len(report.checks)} checks failed", style="red"))
+
+
+def _render_stderr(report: ValidationReport) -> None:
+    """What the bot wrote to stderr (its last lines), after a warning when it passed anyway."""
+    from arena.cli_render import stderr_tail
+
+    if not report.stderr.strip():
+        return
+    out.print()
+    for warning in report.warnings:
+        out.print(Text.assemble(("! ", "bold yellow"), (warning, "yellow")))
+    lines, before = stderr_tail(report.stderr)
+    more = f" (the last {len(lines)} lines; {before} before them, all in --json)" if before else ""
+    out.print(Text(f"the bot's stderr{more}:", style="bold"))
+    out.print(Text("\n".join(lines), style="dim"))
 
 
 @app.command("validate")

@@ -878,8 +878,8 @@ class _Referee:
             asking = [asking[j] for j in orders[int(self.order_rng.random() * len(orders))]]
         writer = self.acts
         turn_ms, turn_s = self.turn_ms, self.turn_s
+        writer.begin_turn(self.banks_ms())  # every turn: it notes the hands for later acts' hands_seen
         if asking:
-            writer.begin_turn(self.banks_ms())
             cursor = len(state.log)
             line = writer.line
             for seat in asking:

@@ -62,6 +62,11 @@ from protocol import (
 )
 
 FAULT_KINDS = ("timeout", "malformed", "protocol", "illegal", "crash")
+#: What the report keeps of the bot's stderr: the last STDERR_KEEP characters of it.
+STDERR_KEEP = 16 * 1024
+#: What a start-up crash quotes of the bot's stderr: its first lines, each cut.
+TRACE_LINES = 12
+TRACE_LINE_LIMIT = 200
 MAX_STRIKES = 3  # as in a tournament: then the seat plays on autopilot for the rest of the game
 NIGIRI = ("salmon_nigiri", "squid_nigiri", "egg_nigiri")
 HOUSE = "house"  # the name of the seats the validator plays itself
@@ -138,6 +143,24 @@ class ValidationReport:
     decisions_ms: list[float] = field(default_factory=list)
     manifest: BotManifest | None = None
     sandbox: str = ""  # the sandbox level the bot was built and started at
+    #: The last STDERR_KEEP characters of what the bot wrote to stderr during the validation.
+    stderr: str = ""
+
+    @property
+    def warnings(self) -> list[str]:
+        """What passed but deserves a look: a bot that writes to stderr may have hit an
+        error it covered up (an SDK falls back to a legal play), which no check sees."""
+        if not self.stderr.strip():
+            return []
+        lines = len(self.stderr.rstrip().splitlines())
+        if not self.passed:
+            return [f"the bot wrote to stderr during the validation ({lines} line(s) kept, below): it may say what went wrong"]
+        aside = next((g.label for g in scripts() if g.set_aside), "")
+        return [
+            f"the bot wrote to stderr during the validation ({lines} line(s) kept, below): "
+            "a bot that recovers from its own errors (say by playing a random card) passes every check, "
+            f"so read it (in '{aside}' the validator sets an answer aside on purpose: a note about that is expected)"
+        ]
 
     @property
     def passed(self) -> bool:
@@ -164,6 +187,8 @@ class ValidationReport:
             "startup_ms": None if self.startup_ms is None else round(self.startup_ms, 3),
             "decision_ms": {"median": self.decision_median_ms, "max": self.decision_max_ms, "count": len(self.decisions_ms)},
             "sandbox": self.sandbox or None,
+            "stderr": self.stderr,
+            "warnings": self.warnings,
         }
 
 
@@ -331,6 +356,23 @@ def _event_situations(evs: list[dict[str, Any]]) -> set[str]:
 # -- describing requests and answers ------------------------------------------------------------
 
 
+def trace_excerpt(stderr: str, lines: int = TRACE_LINES, width: int = TRACE_LINE_LIMIT) -> str:
+    """The first ``lines`` lines of a bot's stderr (where a trace says what went wrong:
+    the exception of a Java trace, the first frames of a Python one), each cut to
+    ``width`` characters, then how many lines were left out and the last line."""
+    all_lines = [line for line in stderr.rstrip().splitlines() if line.strip()]
+
+    def cut(line: str) -> str:
+        return line if len(line) <= width else line[: width - 1] + "…"
+
+    if len(all_lines) <= lines + 1:
+        return "\n".join(cut(line) for line in all_lines)
+    head = [cut(line) for line in all_lines[:lines]]
+    left = len(all_lines) - lines - 1
+    return "\n".join([*head, f"[… {left} more line(s) …]", cut(all_lines[-1])])
+
+
+
 def _cards(cards: Sequence[Any]) -> str:
     return "[" + ", ".join(f"{c.id} {c.card}" for c in cards) + "]"
 
@@ -380,6 +422,8 @@ class _Seat:
     strikes: int = 0
     autopilot: bool = False
     cursor: int = 0
+    hands: list[list[int]] = field(default_factory=list)  # its hands at the earlier turns of hands_round
+    hands_round: int = 0
     last_action: LastAction | None = None
     after_fault: bool = False  # the set-aside of the fault check has happened in this game
     set_aside: bool = False  # last_action reports an answer the validator set aside on purpose
@@ -398,6 +442,23 @@ class _Validator:
         self.player: Any = None
         self.games_played: set[str] = set()
         self.unplayed: dict[str, str] = {}  # label -> why the game was not played
+        self.stderr: list[str] = []  # what the bot wrote to stderr, in pieces as taken
+
+    def take_stderr(self, where: str) -> str:
+        """What the bot wrote to stderr since the last take (its process's capped tail),
+        kept for the report under a header naming ``where``; returned as it is."""
+        text = self.player.stderr_tail(reset=True) if self.player is not None else ""
+        if text.strip():
+            self.stderr.append(f"[{where}]\n{text.rstrip()}\n")
+        return text
+
+    def stderr_kept(self) -> str:
+        text = "".join(self.stderr)
+        if len(text) <= STDERR_KEEP:
+            return text
+        tail = text[-STDERR_KEEP:]
+        start = tail.find("\n") + 1  # from a whole line on, when there is one
+        return f"[… {len(text) - len(tail) + start} earlier characters dropped …]\n" + tail[start:]
 
     # -- start-up ---------------------------------------------------------------------
     async def run(self, spec: Any, games: list[GameScript]) -> None:
@@ -409,6 +470,7 @@ class _Validator:
                 return
             for g in games:
                 await self.play(g)
+                self.take_stderr(g.label)
 
     async def handshake(self) -> bool:
         ts = self.ts
@@ -424,13 +486,18 @@ class _Validator:
             if fault.kind == "crash" and fault.message.startswith("cannot start"):  # the process never ran
                 section = PACKAGING
                 hint = "the run command could not be started: check `run` (an argv, relative to the bot's folder)"
+            trace = trace_excerpt(self.take_stderr("hello")) if fault.kind in ("crash", "timeout", "malformed") else ""
+            quoted = f"; its stderr began:\n{trace}" if trace else ""
             self.hello_check = Check(
                 "hello",
                 False,
-                f"sent {sent}; got {fault.message}; expected {expected} (fault: {fault.kind}; {hint})",
+                f"sent {sent}; got {fault.message}; expected {expected} (fault: {fault.kind}; {hint}){quoted}",
                 str(section),
                 summary=fault.message,
-                details=(("sent", sent), ("got", fault.message), ("expected", expected), ("fault", f"{fault.kind}: {hint}")),
+                details=(
+                    ("sent", sent), ("got", fault.message), ("expected", expected), ("fault", f"{fault.kind}: {hint}"),
+                    *((("stderr began", trace),) if trace else ()),
+                ),
             )
             return False
         self.startup_ms = (trio.current_time() - t0) * 1000
@@ -452,8 +519,10 @@ class _Validator:
         try:
             await self.player.start(self.ts)
         except BotFault as fault:
+            trace = trace_excerpt(self.take_stderr(f"{label}: restart"))
+            got = f"{fault.message}; its stderr began:\n{trace}" if trace else fault.message
             self.record(label, "game_start", 0, 0, "hello (the process had ended and was restarted)", frozenset(),
-                        fault.kind, fault.message, "a hello reply", _FAULT_SECTION.get(fault.kind, MESSAGES))
+                        fault.kind, got, "a hello reply", _FAULT_SECTION.get(fault.kind, MESSAGES))
             return False
         return True
 
@@ -511,8 +580,13 @@ class _Validator:
     def build_act(self, script: GameScript, state: GameState, seat: _Seat, game_id: str) -> tuple[Act, list[dict[str, Any]]]:
         """The act a tournament's referee would send the bot's seat now (the one builder)."""
         ts, me = self.ts, script.seat
+        history = events(state)[: seat.cursor]
         evs = events(state, seat.cursor)
         seat.cursor = len(state.log)
+        if seat.hands_round != state.round:
+            seat.hands, seat.hands_round = [], state.round
+        hands_seen = list(seat.hands)
+        seat.hands.append(list(state.hands[me]))
         full_bank = 0 if ts.no_timeout else ts.scaled_ms(ts.bank_ms)
         my_bank = 0 if ts.no_timeout else round(seat.bank_s * 1000)
         banks = [my_bank if s == me else full_bank for s in range(script.config.players)]
@@ -526,6 +600,8 @@ class _Validator:
             banks_ms=banks,
             last_action=seat.last_action,
             events=evs,
+            history=history,
+            hands_seen=hands_seen,
         )
         return act, evs
 
@@ -814,6 +890,7 @@ def validate_bot(
     validator = _Validator(manifest, time_settings)
     trio.run(validator.run, spec, games)
     report.checks += validator.checks(games)
+    report.stderr = validator.stderr_kept()
     report.startup_ms = validator.startup_ms
     report.decisions_ms = validator.decisions_ms
     return report

@@ -393,7 +393,8 @@ class Act(_Request, tag="act", kw_only=True):
     """Choose your cards for this turn. Reply: :class:`Action`.
 
     Self-sufficient: it holds everything your seat may know now (RULES "What a bot
-    may know"). Lists of "every seat" are in seat order and include the dummy's
+    may know"): the public log in history and events, your own earlier hands of
+    this round in hands_seen. Lists of "every seat" are in seat order and include the dummy's
     seat in that variant.
 
     Attributes:
@@ -418,6 +419,13 @@ class Act(_Request, tag="act", kw_only=True):
         last_action: What was actually applied for you at your previous decision of this
             game (null before the first).
         events: The public events since your previous request, oldest first.
+        history: Every public event of this game before those of events, oldest first:
+            history followed by events is the game's whole public log so far (empty at
+            your first act). Lets a bot that starts mid-game count cards as one that saw
+            every request.
+        hands_seen: The hands you held at the earlier turns of this round, oldest first
+            (turn 1 first; this turn's is hand), each in its order then. With history,
+            everything your seat has seen this game.
     """
 
     game_id: str
@@ -437,6 +445,8 @@ class Act(_Request, tag="act", kw_only=True):
     banks_ms: list[int]
     last_action: LastAction | None
     events: list[Event]
+    history: list[Event] = []
+    hands_seen: list[list[Card]] = []
 
 
 class GameOver(_Request, tag="game_over", kw_only=True):

@@ -34,7 +34,12 @@ What the SDK does for you, and what a bot may rely on:
 The :class:`View` also remembers what this bot saw during the game (legal card
 counting, RULES "What a bot may know"): the kind of every card id seen, the hands
 it held this round, which seat now holds what is left of each of them, and how
-many cards of each kind it has not seen yet.
+many cards of each kind it has not seen yet. A bot started in the middle of a game
+(``arena replay --ask`` does that) remembers exactly the same: every ``act`` carries
+the game's public log so far and the hands the seat held earlier in the round, and
+the SDK rebuilds its memory from them. To make the same choice again there, keep
+your own decisions a function of the view and of ``self.seed`` (``self.rng`` has
+drawn fewer numbers in a process that starts mid-game).
 
 Imports only msgspec (through the protocol package) and the standard library.
 """
@@ -155,6 +160,7 @@ class GameMemory:
         self.round = 0
         self._packets: list[_Packet] = []
         self._deck: dict[str, int] = dict(game.rules.deck) if game else dict(card_table.DECK)
+        self._log_len = 0  # how many events of the game's public log were taken in
 
     def _players(self, act: Act | None) -> int:
         if self.game is not None:
@@ -205,19 +211,48 @@ class GameMemory:
                 self._packets.clear()
 
     def update(self, act: Act) -> None:
-        """Take in one ``act``: its events, then the hand and tableaus it shows."""
-        self.apply_events(act.events, act)
+        """Take in one ``act``: its events, then the hand and tableaus it shows.
+
+        When the act's ``history`` is not what this memory took in so far (a bot
+        started mid-game, e.g. by ``arena replay --ask``, or one that missed requests),
+        the memory is rebuilt from the act alone (``history``, ``events`` and
+        ``hands_seen``), as it would stand had it seen every request of the game.
+        """
+        if act.history and len(act.history) != self._log_len:
+            self._rebuild(act)
+        else:
+            self._step(act.events, act, act.turn, act.hand)
+        for tableau in act.tableaus:
+            self.see(tableau)
+        self._log_len = len(act.history) + len(act.events)
+
+    def _step(self, events: Sequence[Event], act: Act, turn: int, hand: Sequence[Card]) -> None:
+        """One request of ``act``'s round: the events it brought, then the hand it showed."""
+        self.apply_events(events, act)
         if act.round != self.round:
             self.round = act.round
             self.hands_seen = {}
             self._packets.clear()
-        self.see(act.hand)
-        for tableau in act.tableaus:
-            self.see(tableau)
-        self.hands_seen[act.turn] = list(act.hand)
+        self.see(hand)
+        self.hands_seen[turn] = list(hand)
         # The hand in front of us is known exactly: it replaces whatever we guessed of it.
         self._packets = [p for p in self._packets if p.holder != act.seat]
-        self._packets.append(_Packet(act.seat, act.hand))
+        self._packets.append(_Packet(act.seat, hand))
+
+    def _rebuild(self, act: Act) -> None:
+        """Forget everything, then take in the whole public log and this round's hands in
+        the order the requests brought them: the act of turn t came right after the
+        round's ``round_start`` (t = 1) or after the reveal of turn t - 1."""
+        self.kinds, self.hands_seen, self.round, self._packets = {}, {}, 0, []
+        log = [*act.history, *act.events]
+        start = 0
+        for turn, hand in enumerate(act.hands_seen, 1):
+            end = _received_after(log, act.round, turn, start)
+            if end is None:  # not a log this round's requests could have brought: keep the rest whole
+                break
+            self._step(log[start:end], act, turn, hand)
+            start = end
+        self._step(log[start:], act, act.turn, act.hand)
 
     def known_hands(self, me: int) -> dict[int, list[Card]]:
         """For every other seat holding a hand this seat saw this round: the cards of it
@@ -232,6 +267,19 @@ class GameMemory:
         """The deck minus every card seen this game, by kind (kinds with 0 left included)."""
         seen = Counter(self.kinds.values())
         return {kind: max(0, count - seen[kind]) for kind, count in self._deck.items()}
+
+
+def _received_after(log: Sequence[Event], round_: int, turn: int, start: int) -> int | None:
+    """The log position right after the event that came last before the act of turn
+    ``round_.turn``: the round's start for turn 1, else the reveal of the turn before."""
+    for i in range(start, len(log)):
+        event = log[i]
+        if turn == 1:
+            if isinstance(event, RoundStart) and event.round == round_:
+                return i + 1
+        elif isinstance(event, Reveal) and event.round == round_ and event.turn == turn - 1:
+            return i + 1
+    return None
 
 
 class View:
@@ -314,7 +362,13 @@ class View:
 
     @property
     def events(self) -> list[Event]:
+        """The public events since your previous request."""
         return self.act.events
+
+    @property
+    def history(self) -> list[Event]:
+        """Every public event of the game before :attr:`events` (with them: the whole log)."""
+        return self.act.history
 
     @property
     def last_action(self) -> LastAction | None:

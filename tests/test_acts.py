@@ -18,14 +18,17 @@ VARIANTS = [(2, "standard"), (3, "alternate"), (4, "standard"), (5, "standard"),
 
 @pytest.mark.parametrize(("players", "variant"), VARIANTS)
 def test_every_act_of_random_games_is_byte_equal_to_the_reference(players: int, variant: str) -> None:
-    seen = {"pairs": 0, "wasabi": 0, "dummy": 0, "last_action": 0, "old_cursor": 0}
+    seen = {"pairs": 0, "wasabi": 0, "dummy": 0, "last_action": 0, "old_cursor": 0, "hands_seen": 0}
     for seed in range(12):
         state = new_game(GameConfig(players, variant), seed)
         rng = random.Random(seed)
         game_id = f"game-{seed}\"quoted\""
         writer = ActWriter(state, game_id)
         cursors = [0] * state.seats
+        hands: list[list[list[int]]] = [[] for _ in range(players)]  # each seat's hands this round
         while not state.over:
+            if state.turn == 1:
+                hands = [[] for _ in range(players)]
             banks = [rng.randrange(0, 20_000) for _ in range(state.seats)]
             writer.begin_turn(banks)
             plays: list[tuple[int, ...] | None] = [None] * players
@@ -43,6 +46,7 @@ def test_every_act_of_random_games_is_byte_equal_to_the_reference(players: int, 
                     build_act(
                         state, seat, request_id=request_id, game_id=game_id, time_ms=time_ms,
                         banks_ms=banks, last_action=last, events=events(state, cursor),
+                        history=events(state)[:cursor], hands_seen=hands[seat],
                     )
                 )
                 line = writer.line(seat, request_id, time_ms, last, cursor)
@@ -55,13 +59,16 @@ def test_every_act_of_random_games_is_byte_equal_to_the_reference(players: int, 
                 seen["dummy"] += act.dummy
                 seen["last_action"] += last is not None
                 seen["old_cursor"] += cursor != cursors[seat]
+                seen["hands_seen"] += len(act.hands_seen) == state.turn - 1 > 0
                 cursors[seat] = len(state.log)
                 plays[seat] = rng.choice(legal_plays(state, seat))
+            for seat in range(players):
+                hands[seat].append(list(state.hands[seat]))
             apply_turn(state, plays)
         # The replay's events: each event's JSON, as encoding the engine's dict gives it.
         assert [bytes(e) for e in writer.event_json()] == [_encode(e) for e in events(state)]
     # The games went through the paths that matter (chopsticks, wasabi, the dummy).
-    assert seen["pairs"] and seen["wasabi"] and seen["last_action"] and seen["old_cursor"]
+    assert seen["pairs"] and seen["wasabi"] and seen["last_action"] and seen["old_cursor"] and seen["hands_seen"]
     assert seen["dummy"] or variant != "dummy"
 
 

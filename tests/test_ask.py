@@ -283,3 +283,31 @@ def test_ask_sends_the_bot_the_game_start_and_act_the_seat_received(tmp_path: Pa
     for sent, original in ((asked[1], recorded_start), (asked[2], recorded_act)):
         sent.pop("id"), original.pop("id")
         assert sent == original
+
+
+COUNTER = ROOT / "tests" / "bots" / "counter"
+
+
+@pytest.mark.parametrize(("players", "variant", "seat"), [(3, "standard", 1), (2, "dummy", 0)])
+def test_a_card_counting_bot_asked_again_makes_every_recorded_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, players: int, variant: str, seat: int
+) -> None:
+    """The act is self-sufficient: a fresh process of a deterministic card counter, asked
+    at each of its recorded decisions, counts what it counted then (its debug) and plays
+    what it played then."""
+    monkeypatch.chdir(tmp_path)
+    counter = BotSpec(name="counter", argv=(sys.executable, "bot.py"), cwd=COUNTER)
+    others = [bot_spec(name=f"other{i}") for i in range(players)]
+    specs = [counter if i == seat else others[i] for i in range(players)]
+    game = tmp_path / "game.json.gz"
+    replay = record_game(specs, GameConfig(players, variant), seed=8)
+    write_replay(game, replay)
+    decisions = [(t.round, t.turn, a) for t in replay.turns for a in t.actions if a.seat == seat and a.status == "ok"]
+    assert len(decisions) >= 3 * (GameConfig(players, variant).hand_size - 2)
+    for rnd, turn, recorded in decisions:
+        result = ask(game, COUNTER, "--seat", str(seat), "--turn", f"{rnd}.{turn}", "--json")
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert report["answer"]["debug"] == report["recorded"]["debug"] == recorded.debug, (rnd, turn)
+        assert report["same_as_recorded"] is True, (rnd, turn)
+    assert any(d.debug["known"] for _, _, d in decisions)  # it did follow hands it had passed on

@@ -40,6 +40,7 @@ class Block:
     body: str
     section: str  # the "## " heading it sits under
     line: int  # 1-based line of the opening fence
+    before: str = ""  # the direction line: it says which lists are shortened
 
     def __str__(self) -> str:
         return f"PROTOCOL.md line {self.line} ({self.section})"
@@ -75,7 +76,7 @@ def json_blocks() -> list[Block]:
             f"PROTOCOL.md line {line}: the line before a ```json block must say its direction, "
             f"'{TO_BOT}' or '{TO_REFEREE}'; got {before!r}"
         )
-        blocks.append(Block(TO_BOT if has_to_bot else TO_REFEREE, body, section, line))
+        blocks.append(Block(TO_BOT if has_to_bot else TO_REFEREE, body, section, line, before))
     return blocks
 
 
@@ -172,12 +173,19 @@ def _is_subsequence(short: list[Any], long: list[Any]) -> bool:
     return all(any(x == y for y in it) for x in short)
 
 
-def _matches(doc: dict[str, Any], real: dict[str, Any]) -> bool:
-    """Equal, except that the doc may shorten `legal` (it says so in its prose)."""
+#: The lists an example may shorten (saying so on its direction line).
+SHORTENED = ("legal", "history", "hands_seen")
+
+
+def _matches(doc: dict[str, Any], real: dict[str, Any], note: str = "") -> bool:
+    """Equal, except that the doc may shorten `legal`, `history` and `hands_seen` when
+    its direction line (``note``) says so, e.g. "line 9, legal shortened"."""
     if doc.keys() != real.keys():
         return False
+    shortened = re.search(r", ([\w ]+) shortened$", note)
+    said = shortened.group(1).split(" and ") if shortened else []
     for key, value in doc.items():
-        if key == "legal" and value != real[key]:
+        if key in SHORTENED and key in said and value != real[key]:
             if not (len(value) < len(real[key]) and _is_subsequence(value, real[key])):
                 return False
         elif value != real[key]:
@@ -211,7 +219,7 @@ def test_every_example_is_a_line_the_real_referee_exchanged(captures: dict[str, 
     for block in BLOCKS:
         transcript = captures["dummy" if "dummy variant" in block.section else "standard"]
         doc = _normal(json.loads(block.body))
-        found = [i for i, (d, real) in enumerate(transcript) if d == block.direction and _matches(doc, real)]
+        found = [i for i, (d, real) in enumerate(transcript) if d == block.direction and _matches(doc, real, block.before)]
         assert found, f"{block}: not a message of the captured game (re-capture with tools/capture_exchange.py)"
         if "annotated game" in block.section:
             positions.append(found[0])

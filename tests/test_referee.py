@@ -184,7 +184,8 @@ def test_a_bot_that_cannot_start_is_a_crash_not_a_stall() -> None:
 
 
 def test_no_act_reveals_another_seats_hand(tmp_path: Path) -> None:
-    """PROTOCOL.md: no act ever contains another seat's current hand or this turn's choices."""
+    """PROTOCOL.md: no act ever contains another seat's current hand or this turn's choices
+    (but for the cards this seat saw itself: the hands it held earlier in the round)."""
     for players, variant in [(4, "standard"), (3, "alternate"), (2, "dummy")]:
         logs = [tmp_path / f"{variant}-{players}-{i}.log" for i in range(players)]
         specs = [spec("--log", str(log), name=f"b{i}") for i, log in enumerate(logs)]
@@ -198,7 +199,9 @@ def test_no_act_reveals_another_seats_hand(tmp_path: Path) -> None:
                 if msg["type"] != "act":
                     continue
                 t = turns[(msg["round"], msg["turn"])]
-                others = {c for s, hand in enumerate(t.hands) if s != seat for c in hand} - returned
+                # What this seat held earlier this round it has seen (hands_seen): allowed.
+                held = {c for k in range(1, msg["turn"]) for c in turns[(msg["round"], k)].hands[seat]}
+                others = {c for s, hand in enumerate(t.hands) if s != seat for c in hand} - returned - held
                 text = json.dumps(msg)
                 ids = {int(tok) for tok in _numbers(text)}
                 assert not (others & ids & _all_card_ids_in(msg)), (seat, msg["round"], msg["turn"])

@@ -62,7 +62,7 @@ from protocol import (
     play_from_ids,
 )
 from protocol import cards as card_table
-from protocol.sdk import Bot, Session, View, run
+from protocol.sdk import Bot, GameMemory, Session, View, run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -108,8 +108,17 @@ def game_start_message(config: GameConfig, seat: int, seed: int, game_id: str = 
     )
 
 
-def act_message(state: Any, seat: int, news: list[dict[str, Any]], last: LastAction | None, game_id: str = "g") -> Act:
-    """What a referee would send: the seat's observation, as an Act."""
+def act_message(
+    state: Any,
+    seat: int,
+    news: list[dict[str, Any]],
+    last: LastAction | None,
+    game_id: str = "g",
+    history: list[dict[str, Any]] | None = None,
+    hands_seen: list[list[int]] | None = None,
+) -> Act:
+    """What a referee would send: the seat's observation, as an Act (with the public
+    events before ``news`` and the seat's earlier hands of the round, when given)."""
     obs = observe(state, seat)
     view = msgspec.to_builtins(obs)
     return Act(
@@ -131,6 +140,8 @@ def act_message(state: Any, seat: int, news: list[dict[str, Any]], last: LastAct
         banks_ms=[10_000] * obs.seats,
         last_action=last,
         events=msgspec.convert(news, list[Event]),
+        history=msgspec.convert(history or [], list[Event]),
+        hands_seen=[[Card(id=c, card=state.kind(c)) for c in hand] for hand in hands_seen or []],
     )
 
 
@@ -150,13 +161,20 @@ def play_game(
     for seat, client in clients.items():
         assert isinstance(client.ask(game_start_message(config, seat, seed)), Ready)
     transcript: list[tuple[Act, Action]] = []
+    hands: dict[int, list[list[int]]] = {}  # each asked seat's hands at the earlier turns of this round
     while not state.over:
+        if state.turn == 1:
+            hands = {seat: [] for seat in clients}
         plays: list[Any] = [None] * config.players
         for seat in state.deciding_seats():
             if seat not in clients:
                 plays[seat] = rng.choice(legal_plays(state, seat))
                 continue
-            act = act_message(state, seat, events(state, seen[seat]), last[seat])
+            act = act_message(
+                state, seat, events(state, seen[seat]), last[seat],
+                history=events(state)[: seen[seat]], hands_seen=hands[seat],
+            )
+            hands[seat].append(list(state.hands[seat]))
             seen[seat] = len(state.log)
             if on_act is not None:
                 on_act(state, seat, act)
@@ -482,6 +500,50 @@ def test_chopsticks_returned_to_a_hand_are_followed() -> None:
     )
     session.handle(second)
     assert view_known == {1: [Card(id=13, card="squid_nigiri"), Card(id=40, card="chopsticks")]}
+
+
+def _memory_facts(memory: GameMemory, seat: int) -> tuple[Any, ...]:
+    packets = [(p.holder, list(p.cards.items())) for p in memory._packets]
+    return (memory.kinds, memory.hands_seen, memory.round, packets, memory.unseen_counts(), memory.known_hands(seat))
+
+
+class Restarts(Bot):
+    """At every act, compares its memory (fed by every request) with that of a bot that
+    starts at this very act: a fresh memory fed this act alone. Plays randomly."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures: list[str] = []
+        self.acts = 0
+        self.without_history_differs = 0
+
+    def act(self, view: View) -> Play:
+        self.acts += 1
+        fresh = GameMemory(self.game)
+        fresh.update(view.act)
+        if _memory_facts(fresh, view.seat) != _memory_facts(view.memory, view.seat):
+            self.failures.append(f"round {view.round} turn {view.turn}")
+        blind = GameMemory(self.game)  # what the act's news alone would tell
+        blind.update(msgspec.structs.replace(view.act, history=[], hands_seen=[]))
+        self.without_history_differs += _memory_facts(blind, view.seat) != _memory_facts(view.memory, view.seat)
+        return self.rng.choice(view.legal)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [GameConfig(2), GameConfig(3, "alternate"), GameConfig(4), GameConfig(5), GameConfig(2, "dummy")],
+    ids=lambda c: f"{c.players}p-{c.variant.value}",
+)
+def test_a_bot_started_at_any_act_remembers_what_one_that_saw_every_request_does(config: GameConfig) -> None:
+    """The act is self-sufficient: its history and hands_seen rebuild the SDK's card
+    counting exactly (kinds, hands held, who holds what is left of them, unseen counts)."""
+    for seed in (1, 2, 3):
+        for seat in range(config.players):
+            bot = Restarts()
+            play_game(config, seed, {seat: InProcess(bot)})
+            assert not bot.failures, (seed, seat, bot.failures)
+            # Without the new fields a restarted bot would have known less nearly every time.
+            assert bot.without_history_differs >= bot.acts - 1, (seed, seat)
 
 
 def test_the_card_table_copies_the_engines() -> None:
