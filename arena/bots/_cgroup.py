@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["BotCgroup", "CgroupSupport", "support"]
+__all__ = ["BotCgroup", "CgroupSupport", "support", "user_manager_runs", "v2_controllers"]
 
 log = logging.getLogger(__name__)
 
@@ -213,6 +213,22 @@ def support() -> CgroupSupport:
     if unified or memory or pids or cpuacct:
         atexit.register(remove_arena_folders)
     return _support
+
+
+def v2_controllers() -> set[str]:
+    """The controllers of the unified hierarchy (cgroup v2) at its root: those that a
+    systemd user manager could delegate to a user's scope. Empty where they are all
+    bound to v1 hierarchies, or where there is no v2 hierarchy."""
+    for fstype, mount, root, _opts in _mounts():
+        if fstype == "cgroup2" and root == "/":
+            return set(_read_text(mount / "cgroup.controllers").split())
+    return set()
+
+
+def user_manager_runs() -> bool:
+    """Whether a systemd user manager runs for this user (``systemd-run --user`` needs it)."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+    return os.path.exists(os.path.join(runtime, "systemd", "private"))
 
 
 def _read_text(path: Path) -> str:
