@@ -48,6 +48,7 @@ PROBE = textwrap.dedent('''\
         sys.stderr.flush()
 
     secret, other_bot, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    report("uid", os.getuid())
     try:
         report("home", "ALLOWED " + open(secret).read()[:40])
     except OSError as e:
@@ -201,6 +202,8 @@ def test_an_ordinary_users_run_is_strict_and_its_hostile_bot_is_contained(user_e
     reports = dict(
         line[len("REPORT "):].split("=", 1) for line in record.stderr[seat].splitlines() if line.startswith("REPORT ")
     )
+    # No user id of its own (a root arena's pool): the user's own, mapped into its namespace.
+    assert int(reports["uid"]) == pwd.getpwnam(USER).pw_uid, reports
     assert reports["home"].startswith("blocked"), reports
     assert reports["other_bot"].startswith("blocked"), reports
     assert reports["network"].startswith("blocked"), reports
