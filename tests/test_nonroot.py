@@ -49,6 +49,11 @@ PROBE = textwrap.dedent('''\
 
     secret, other_bot, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
     report("uid", os.getuid())
+    try:  # every process this user id may signal: in its own PID namespace, none but itself
+        os.kill(-1, 9)
+        report("kill_all", "sent")
+    except OSError as e:
+        report("kill_all", f"blocked {type(e).__name__}")
     try:
         report("home", "ALLOWED " + open(secret).read()[:40])
     except OSError as e:
@@ -198,6 +203,8 @@ def test_an_ordinary_users_run_is_strict_and_its_hostile_bot_is_contained(user_e
     record = read_replay(replay)
     seat = next(s.seat for s in record.seats if s.bot == "probe")
     assert record.status == "complete"
+    # Its kill(-1, SIGKILL) reached neither the other bot nor the arena (same user id).
+    assert [f for f in record.faults if f.seat != seat] == [], record.faults
     assert [u.sandbox for u in record.usage] == ["strict", "strict"]
     reports = dict(
         line[len("REPORT "):].split("=", 1) for line in record.stderr[seat].splitlines() if line.startswith("REPORT ")
