@@ -25,18 +25,18 @@ from pathlib import Path
 
 import pytest
 
+from arena.bots import _cgroup, sandbox
 from arena.replay import read_replay
 
 ROOT = Path(__file__).resolve().parent.parent
 USER = "arenauser"
 MINIMAL = ROOT / "example_bots" / "minimal" / "bot.py"
 
-pytestmark = [
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's"),
-    pytest.mark.skipif(os.geteuid() != 0, reason="runs the arena as another user: needs root (the non-root run itself "
-                       "is CI's second pass)"),
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"),
-]
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
+as_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="runs the arena as another user: needs root (the non-root run itself is CI's second pass)"
+)
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 
 # Before hello: each probe says what it found on stderr (REPORT key=value), where the test
 # reads it from the replay; then the bot plays as the minimal example bot does.
@@ -144,6 +144,9 @@ def user_env() -> Iterator[tuple[Path, Path]]:
         shutil.rmtree(work, ignore_errors=True)
 
 
+@linux
+@as_root
+@needs_bwrap
 def test_an_ordinary_users_run_is_strict_and_its_hostile_bot_is_contained(user_env: tuple[Path, Path]) -> None:
     work, python = user_env
     home = _user_home()
@@ -219,3 +222,36 @@ def test_an_ordinary_users_run_is_strict_and_its_hostile_bot_is_contained(user_e
     assert why == "BlockingIOError" and 50 <= int(forks) <= 63, reports
     reached, why = reports["memory"].split()
     assert why == "MemoryError" and int(reached) <= 512, reports  # memory_mb 512 (the default)
+
+
+# -- the warning's text, for what a machine has or lacks ----------------------------------------
+
+@linux
+def test_the_warning_lists_only_what_is_weaker_here(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(sys, "argv", ["/opt/x/arena/__main__.py", "run", "--bots", "my bots\x1b[2J"])
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))  # no user manager's socket there yet
+    everything = _cgroup.CgroupSupport(unified=tmp_path, memory=tmp_path, memory_v2=True, pids=tmp_path, pids_v2=True)
+    text = sandbox._non_root_weaker(everything)  # a delegated cgroup: only the user id is left
+    assert "bots run as your own user id" in text and "RLIMIT_DATA" not in text and "/proc" not in text
+    assert "systemd-run" not in text and "cgroup limits" not in text
+
+    text = sandbox._non_root_weaker(_cgroup.CgroupSupport())
+    assert "memory_mb caps each process of a bot (RLIMIT_DATA), not its processes together" in text
+    assert "CPU time is read from /proc, not from a cgroup" in text
+    if shutil.which("systemd-run") is None:
+        assert text.endswith("For the cgroup limits, run the arena as root, or in a cgroup delegated to your user.")
+        return
+    # The exact command of this run, quoted for a shell, its escape sequence made visible.
+    command = f"`systemd-run --user --scope -p Delegate=yes -- {sys.executable} -m arena run --bots 'my bots\\x1b[2J'`"
+    monkeypatch.setattr(_cgroup, "v2_controllers", set)  # every controller on cgroup v1
+    text = sandbox._non_root_weaker(_cgroup.CgroupSupport())
+    assert text.endswith("(here memory, pids, cpu are cgroup v1 controllers and no systemd user manager runs).")
+    monkeypatch.setattr(_cgroup, "v2_controllers", lambda: {"cpu", "memory"})
+    text = sandbox._non_root_weaker(_cgroup.CgroupSupport())
+    assert text.endswith(f"For the cgroup limits, run the arena as root, or {command} where a systemd user manager runs "
+                         "on cgroup v2 (here pids is a cgroup v1 controller and no systemd user manager runs).")
+    (tmp_path / "systemd").mkdir()
+    (tmp_path / "systemd" / "private").write_text("")  # where a user manager listens
+    monkeypatch.setattr(_cgroup, "v2_controllers", lambda: {"cpu", "memory", "pids"})
+    text = sandbox._non_root_weaker(_cgroup.CgroupSupport())
+    assert text.endswith(f"For the cgroup limits, run it in a delegated scope: {command}")

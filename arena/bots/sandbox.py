@@ -391,7 +391,8 @@ def _non_root_weaker(cg: _cgroup.CgroupSupport) -> str:
     manager = _cgroup.user_manager_runs()
     if not v1 and manager:
         return text + f" For the cgroup limits, run it in a delegated scope: `{command}`"
-    here = ([f"{', '.join(v1)} are cgroup v1 controllers"] if v1 else []) + ([] if manager else ["no systemd user manager runs"])
+    here = [f"{', '.join(v1)} {'is a cgroup v1 controller' if len(v1) == 1 else 'are cgroup v1 controllers'}"] if v1 else []
+    here += [] if manager else ["no systemd user manager runs"]
     return (
         text + f" For the cgroup limits, run the arena as root, or `{command}` where a systemd user manager runs on "
         f"cgroup v2 (here {' and '.join(here)})."
