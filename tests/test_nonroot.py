@@ -11,6 +11,7 @@ the same user do not count) and whose memory is capped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -224,6 +225,57 @@ def test_an_ordinary_users_run_is_strict_and_its_hostile_bot_is_contained(user_e
     assert why == "MemoryError" and int(reached) <= 512, reports  # memory_mb 512 (the default)
 
 
+@linux
+@as_root
+@needs_bwrap
+def test_in_a_cgroup_delegated_to_the_user_bots_get_cgroups_and_the_warning_says_less(
+    user_env: tuple[Path, Path],
+) -> None:
+    """What ``systemd-run --user --scope -p Delegate=yes`` hands a user, made by hand: a
+    group of the unified hierarchy that the user owns, the arena started inside it."""
+    work, python = user_env
+    mount = next((m for fstype, m, root, _ in _cgroup._mounts() if fstype == "cgroup2" and root == "/"), None)
+    if mount is None:
+        pytest.skip("no cgroup v2 hierarchy is mounted")
+    group = mount / f"sushigo-test-delegated-{os.getpid()}"
+    try:
+        group.mkdir()
+    except OSError as exc:
+        pytest.skip(f"cannot make a cgroup v2 group to delegate: {exc}")
+    try:
+        for name in ("", "cgroup.procs", "cgroup.subtree_control", "cgroup.threads"):  # what Delegate=yes hands over
+            os.chown(group / name, pwd.getpwnam(USER).pw_uid, pwd.getpwnam(USER).pw_gid)
+        bots = work / f"delegated-{os.getpid()}"
+        bots.mkdir()
+        for name in ("greedy", "c-greedy" if shutil.which("cc") else "minimal"):
+            shutil.copytree(ROOT / "example_bots" / name, bots / name, ignore=shutil.ignore_patterns("__pycache__"))
+        subprocess.run(["chown", "-R", f"{USER}:", str(bots)], check=True)
+        replay = bots / "game.json.gz"
+        inner = (
+            f"cd {bots} && PYTHONPATH={work / 'src'} COLUMNS=200 {python} -m arena play {' '.join(str(p) for p in bots.iterdir())} "
+            f"--replay {replay}"
+        )
+        proc = subprocess.run(
+            ["sh", "-c", f'echo $$ > {group}/cgroup.procs && exec su -s /bin/sh {USER} -c "$0"', inner],
+            capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
+        )
+        out = " ".join((proc.stdout + proc.stderr).split())
+        assert proc.returncode == 0, out[-3000:]
+        assert "sandbox: strict without root:" in out
+        assert "CPU time is read from /proc" not in out and "systemd-run" not in out  # cpu.stat counts it now
+        record = read_replay(replay)
+        assert record.status == "complete" and not record.faults, record.faults
+        assert all(u.sandbox == "strict" and u.cpu_ms and u.cpu_ms > 0 for u in record.usage), record.usage
+        assert not list(group.glob("sushigo-arena-*"))  # the arena's groups are gone with it
+    finally:
+        for child in sorted(group.rglob("*"), key=lambda p: -len(p.parts)):
+            if child.is_dir():
+                with contextlib.suppress(OSError):
+                    child.rmdir()
+        with contextlib.suppress(OSError):
+            group.rmdir()
+
+
 # -- the warning's text, for what a machine has or lacks ----------------------------------------
 
 @linux
@@ -231,27 +283,27 @@ def test_the_warning_lists_only_what_is_weaker_here(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(sys, "argv", ["/opt/x/arena/__main__.py", "run", "--bots", "my bots\x1b[2J"])
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))  # no user manager's socket there yet
     everything = _cgroup.CgroupSupport(unified=tmp_path, memory=tmp_path, memory_v2=True, pids=tmp_path, pids_v2=True)
-    text = sandbox._non_root_weaker(everything)  # a delegated cgroup: only the user id is left
-    assert "bots run as your own user id" in text and "RLIMIT_DATA" not in text and "/proc" not in text
-    assert "systemd-run" not in text and "cgroup limits" not in text
+    text = sandbox._non_root_weaker(everything)  # cgroups with every controller: only the user id is left
+    assert "bots run as your own user id" in text and text.endswith("not as a user id of their own each.")
 
-    text = sandbox._non_root_weaker(_cgroup.CgroupSupport())
+    text = sandbox._non_root_weaker(_cgroup.CgroupSupport(unified=tmp_path))  # a delegated v2 group
     assert "memory_mb caps each process of a bot (RLIMIT_DATA), not its processes together" in text
+    assert text.endswith(" A memory cap for a bot's processes together needs a root arena.")
+    assert "/proc" not in text and "systemd-run" not in text
+
+    text = sandbox._non_root_weaker(_cgroup.CgroupSupport())  # no cgroup at all
     assert "CPU time is read from /proc, not from a cgroup" in text
     if shutil.which("systemd-run") is None:
-        assert text.endswith("For the cgroup limits, run the arena as root, or in a cgroup delegated to your user.")
+        assert text.endswith("For CPU time counted by a cgroup, run it in a cgroup v2 group delegated to your user.")
         return
     # The exact command of this run, quoted for a shell, its escape sequence made visible.
     command = f"`systemd-run --user --scope -p Delegate=yes -- {sys.executable} -m arena run --bots 'my bots\\x1b[2J'`"
-    monkeypatch.setattr(_cgroup, "v2_controllers", set)  # every controller on cgroup v1
+    monkeypatch.setattr(_cgroup, "v2_mounted", lambda: False)
     text = sandbox._non_root_weaker(_cgroup.CgroupSupport())
-    assert text.endswith("(here memory, pids, cpu are cgroup v1 controllers and no systemd user manager runs).")
-    monkeypatch.setattr(_cgroup, "v2_controllers", lambda: {"cpu", "memory"})
-    text = sandbox._non_root_weaker(_cgroup.CgroupSupport())
-    assert text.endswith(f"For the cgroup limits, run the arena as root, or {command} where a systemd user manager runs "
-                         "on cgroup v2 (here pids is a cgroup v1 controller and no systemd user manager runs).")
+    assert text.endswith(f"For CPU time counted by a cgroup, run it as {command} where a systemd user manager runs "
+                         "with cgroup v2 (here no cgroup v2 hierarchy is mounted and no systemd user manager runs for you).")
+    monkeypatch.setattr(_cgroup, "v2_mounted", lambda: True)
     (tmp_path / "systemd").mkdir()
     (tmp_path / "systemd" / "private").write_text("")  # where a user manager listens
-    monkeypatch.setattr(_cgroup, "v2_controllers", lambda: {"cpu", "memory", "pids"})
     text = sandbox._non_root_weaker(_cgroup.CgroupSupport())
-    assert text.endswith(f"For the cgroup limits, run it in a delegated scope: {command}")
+    assert text.endswith(f"For CPU time counted by a cgroup, run it in a delegated scope: {command}")

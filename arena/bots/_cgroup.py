@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["BotCgroup", "CgroupSupport", "support", "user_manager_runs", "v2_controllers"]
+__all__ = ["BotCgroup", "CgroupSupport", "support", "user_manager_runs", "v2_mounted"]
 
 log = logging.getLogger(__name__)
 
@@ -215,14 +215,11 @@ def support() -> CgroupSupport:
     return _support
 
 
-def v2_controllers() -> set[str]:
-    """The controllers of the unified hierarchy (cgroup v2) at its root: those that a
-    systemd user manager could delegate to a user's scope. Empty where they are all
-    bound to v1 hierarchies, or where there is no v2 hierarchy."""
-    for fstype, mount, root, _opts in _mounts():
-        if fstype == "cgroup2" and root == "/":
-            return set(_read_text(mount / "cgroup.controllers").split())
-    return set()
+def v2_mounted() -> bool:
+    """Whether a unified hierarchy (cgroup v2) is mounted: a group of it delegated to a
+    user gives that user's bots a whole-tree kill and their CPU time (``cpu.stat`` needs
+    no controller)."""
+    return any(fstype == "cgroup2" for fstype, *_ in _mounts())
 
 
 def user_manager_runs() -> bool:

@@ -371,7 +371,7 @@ def _AS_ROOT() -> str:  # noqa: N802 - reads as the sentence it adds
 def _non_root_weaker(cg: _cgroup.CgroupSupport) -> str:
     """The warning of a non-root arena whose ``strict`` works: what it keeps, what it
     gives up against a root arena's (which runs each bot as a user id of its own, in the
-    cgroups this machine offers), and how to get the cgroup limits back."""
+    cgroups this machine offers), and what would give some of it back."""
     gaps = ["bots run as your own user id (each in a user namespace of its own), not as a user id of their own each"]
     if cg.memory is None:
         gaps.append("memory_mb caps each process of a bot (RLIMIT_DATA), not its processes together (no memory cgroup)")
@@ -382,20 +382,25 @@ def _non_root_weaker(cg: _cgroup.CgroupSupport) -> str:
         "system, no network, no view of your home, the results or other bots, the system call filter, a process cap "
         "per bot by RLIMIT_NPROC in its user namespace), but it is weaker than as root: " + "; ".join(gaps) + "."
     )
-    if len(gaps) == 1:
+    if cg.memory is None:
+        text += " A memory cap for a bot's processes together needs a root arena."
+    if cg.unified is not None or cg.cpuacct is not None:
         return text
+    # In a v2 group delegated to the user (tried: no controller needed), the arena makes
+    # each bot a group of its own: its CPU time from cpu.stat, a whole-tree kill. (Memory
+    # and pids controllers would need the arena to move itself out of its own group first,
+    # which it does not do.)
     command = "systemd-run --user --scope -p Delegate=yes -- " + _own_command()
     if shutil.which("systemd-run") is None:
-        return text + " For the cgroup limits, run the arena as root, or in a cgroup delegated to your user."
-    v1 = [c for c in ("memory", "pids", "cpu") if c not in _cgroup.v2_controllers()]
-    manager = _cgroup.user_manager_runs()
-    if not v1 and manager:
-        return text + f" For the cgroup limits, run it in a delegated scope: `{command}`"
-    here = [f"{', '.join(v1)} {'is a cgroup v1 controller' if len(v1) == 1 else 'are cgroup v1 controllers'}"] if v1 else []
-    here += [] if manager else ["no systemd user manager runs"]
+        return text + " For CPU time counted by a cgroup, run it in a cgroup v2 group delegated to your user."
+    lacks = ([] if _cgroup.v2_mounted() else ["no cgroup v2 hierarchy is mounted"]) + (
+        [] if _cgroup.user_manager_runs() else ["no systemd user manager runs for you"]
+    )
+    if not lacks:
+        return text + f" For CPU time counted by a cgroup, run it in a delegated scope: `{command}`"
     return (
-        text + f" For the cgroup limits, run the arena as root, or `{command}` where a systemd user manager runs on "
-        f"cgroup v2 (here {' and '.join(here)})."
+        text + f" For CPU time counted by a cgroup, run it as `{command}` where a systemd user manager runs with "
+        f"cgroup v2 (here {' and '.join(lacks)})."
     )
 
 
