@@ -192,7 +192,12 @@ def test_arena_validate_refuses_an_ld_preload_bot_naming_the_file_and_the_key(tm
     bot = write_bot(tmp_path / "evil", 'name = "evil"\nrun = ["{python}", "bot.py"]\nenv = { LD_PRELOAD = "./x.so" }\n')
     shutil.copy(MINIMAL / "bot.py", bot / "bot.py")
     for command in (["validate", str(bot)], ["submit", str(bot), "--bots", str(tmp_path / "pool")]):
-        proc = arena(*command, cwd=tmp_path)
+        # (wide: at 80 columns the table ends a long temporary path with "…", the longer
+        # the user's name the sooner)
+        proc = subprocess.run(
+            [sys.executable, "-m", "arena", *command], capture_output=True, text=True, timeout=120, cwd=ROOT,
+            env={**os.environ, "COLUMNS": "200"},
+        )
         out = proc.stdout + proc.stderr
         assert proc.returncode == 1, out
         assert "'LD_PRELOAD' is refused: the dynamic loader reads it" in out

@@ -340,6 +340,8 @@ def test_each_fault_is_attributed_to_the_bot_its_seat_and_turn(tournament: Tourn
         assert faults, f"{bot}: no fault recorded"
         first = faults[0]
         assert (first.kind, first.round, first.turn) == (kind, 1, 2), first
+        if bot == "memory-hog" and not _cgroup.support().memory:
+            words = "MemoryError"  # RLIMIT_DATA stops it, the sandbox cannot tell why it ended
         assert words in first.message, first.message
         assert replay.result.autopilot[seat]  # three strikes, or a crash: autopilot for the rest
         other = 1 - seat
@@ -460,11 +462,22 @@ def test_strict_blocks_network_snooping_files_and_signals(tournament: Tournament
     assert results.startswith("blocked") or results == "ALLOWED ['build']", reports
     assert "greedy" not in reports["list_parent"]
     (seat, killer), *_ = tournament.replays("kill-parent")
-    assert stderr_reports(killer, seat)["kill_parent"].startswith("blocked PermissionError")
+    killed = stderr_reports(killer, seat)["kill_parent"]
+    if os.geteuid() == 0:  # its parent is bwrap, root's
+        assert killed.startswith("blocked PermissionError")
+    else:  # its parent is process 1 of its own PID namespace, which the kernel keeps from its signal
+        assert killed.startswith(("blocked PermissionError", "ALLOWED")) and not faults_of(killer, seat), killed
     (seat, files), *_ = tournament.replays("huge-file")
     reports = stderr_reports(files, seat)
     assert reports["write_own_folder"].startswith("blocked"), reports
-    assert all(v.startswith("blocked") for k, v in reports.items() if k.startswith("write /")), reports
+    for key, value in reports.items():
+        if not key.startswith("write /"):
+            continue
+        target = Path(key[len("write ") :])
+        assert not target.exists(), key
+        # Without root the bot owns the folders the sandbox makes on the way to its own:
+        # a target under /tmp is then written in its private, capped /tmp, not the host's.
+        assert value.startswith("blocked") or (os.geteuid() != 0 and target.is_relative_to("/tmp")), reports
     (seat, fds), *_ = tournament.replays("many-fds")
     opened = int(stderr_reports(fds, seat)["many_fds"].split()[0])
     assert opened < 64
@@ -531,12 +544,20 @@ def test_a_signal_to_the_arena_ends_every_bot_and_says_so(tmp_path: Path, comman
         argv = ["play", *map(str, paths), *timing]
     proc = subprocess.Popen([sys.executable, "-m", "arena", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
     try:
-        # Wait until the game is under way: every bot and the grandchild are running.
+        # Wait until the game is under way: every bot and the grandchild are running (the
+        # grandchild is forked at the first act; under strict, bwrap's two processes per bot
+        # carry the bot's command line too, so they are told apart by their program).
+        def forky_and_grandchild() -> int:
+            return sum(
+                1 for cmd in proc_helpers.processes_in(running_from(tmp_path / "results")).values()
+                if "double_fork" in cmd and not cmd.split()[0].endswith("bwrap")
+            )
+
         deadline = time.monotonic() + 30
-        while len(processes_in(running_from(tmp_path / "results"))) < 4 and time.monotonic() < deadline:
+        while forky_and_grandchild() < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         running = processes_in(running_from(tmp_path / "results"))
-        assert len(running) >= 4, running
+        assert len(running) >= 4 and forky_and_grandchild() >= 2, running
         time.sleep(0.3)  # the hung bot is now being waited on
         sent = time.monotonic()
         proc.send_signal(signum)

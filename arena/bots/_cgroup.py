@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["BotCgroup", "CgroupSupport", "support"]
+__all__ = ["BotCgroup", "CgroupSupport", "support", "user_manager_runs", "v2_mounted"]
 
 log = logging.getLogger(__name__)
 
@@ -213,6 +213,19 @@ def support() -> CgroupSupport:
     if unified or memory or pids or cpuacct:
         atexit.register(remove_arena_folders)
     return _support
+
+
+def v2_mounted() -> bool:
+    """Whether a unified hierarchy (cgroup v2) is mounted: a group of it delegated to a
+    user gives that user's bots a whole-tree kill and their CPU time (``cpu.stat`` needs
+    no controller)."""
+    return any(fstype == "cgroup2" for fstype, *_ in _mounts())
+
+
+def user_manager_runs() -> bool:
+    """Whether a systemd user manager runs for this user (``systemd-run --user`` needs it)."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+    return os.path.exists(os.path.join(runtime, "systemd", "private"))
 
 
 def _read_text(path: Path) -> str:

@@ -19,10 +19,12 @@ Levels (``--sandbox``):
   capabilities, and a system call filter (:mod:`arena.bots._seccomp`: no kernel key
   rings, no ptrace, no new namespaces…; see docs/sandbox.md). When the arena runs as root, the bot runs as an unprivileged user id of
   its own (``setpriv``), so that the process-count limit holds; a pids cgroup caps it too
-  where there is one.
+  where there is one. Without root, bwrap makes a user namespace for each bot, and the
+  process cap is ``RLIMIT_NPROC`` set inside it (``prlimit``), where it counts that bot's
+  processes only; the one warning of :func:`resolve_level` says what else is weaker.
 
 At every level, nothing the bot supplies is interpreted outside its sandbox: the
-programs that start it (bwrap, setpriv, env) get :func:`launcher_env`, and the bot's
+programs that start it (bwrap, setpriv or prlimit, env) get :func:`launcher_env`, and the bot's
 environment reaches its own program only (under ``strict`` through ``env -i`` as the
 last step, inside every namespace and after the user id is dropped). A bot's ``PATH`` or
 argv[0] never adds to what ``strict`` shows: its program is looked for within that view
@@ -52,6 +54,7 @@ import math
 import os
 import resource
 import selectors
+import shlex
 import shutil
 import signal
 import stat
@@ -66,6 +69,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import trio
+
+from arena.text import printable
 
 from . import _cgroup, _seccomp, toolchains
 from ._errors import BotStartError, lone_errors_unwrapped
@@ -288,6 +293,8 @@ class StrictSupport:
     bwrap: str | None = None
     setpriv: str | None = None
     env: str | None = None  # `env`, which hands the bot's environment to the bot's program alone
+    prlimit: str | None = None  # a non-root arena's process cap, set inside the bot's user namespace
+    weaker: str = ""  # what a non-root arena's strict gives up against a root arena's, when ok
 
 
 _strict: StrictSupport | None = None
@@ -312,26 +319,26 @@ def _probe_strict() -> StrictSupport:
             False, "bubblewrap (bwrap) is not installed: install it with `apt-get install bubblewrap` (Debian, Ubuntu) "
             "or `dnf install bubblewrap` (Fedora)"
         )
-    setpriv = None
+    setpriv = prlimit = None
+    # From the system only: they run inside the sandbox, which shows /usr (and its links).
+    env_program = shutil.which("env", path="/usr/bin:/bin")
+    true_program = shutil.which("true", path="/usr/bin:/bin")
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
             return StrictSupport(False, "setpriv (from util-linux) is not installed: install util-linux", bwrap)
-    elif _cgroup.support().pids is None:
-        return StrictSupport(
-            False, "no pids cgroup for a process-count cap (the arena is not root): run it as root, or in a delegated "
-            "cgroup, e.g. `systemd-run --user --scope -p Delegate=yes arena ...`", bwrap
-        )
-    # From the system only: it runs inside the sandbox, which shows /usr (and its links).
-    env_program = shutil.which("env", path="/usr/bin:/bin")
-    true_program = shutil.which("true", path="/usr/bin:/bin")
+    else:
+        prlimit = shutil.which("prlimit", path="/usr/bin:/bin")
+        if prlimit is None:
+            return StrictSupport(False, "prlimit (from util-linux) is not in /usr/bin: install util-linux", bwrap)
     if env_program is None or true_program is None:
         return StrictSupport(False, "env and true (from coreutils) are not in /usr/bin: install coreutils", bwrap)
     try:
         _seccomp.program()
     except _seccomp.UnsupportedMachine as exc:
         return StrictSupport(False, str(exc), bwrap)
-    probe = StrictSupport(True, "", bwrap, setpriv, env_program)
+    weaker = "" if os.geteuid() == 0 else _non_root_weaker(_cgroup.support())
+    probe = StrictSupport(True, "", bwrap, setpriv, env_program, prlimit, weaker)
     here = Path(tempfile.gettempdir())
     uid = _UIDS.take() if os.geteuid() == 0 else None
     seccomp_fd = _seccomp.filter_fd()
@@ -362,6 +369,8 @@ def resolve_level(requested: str | Level | None) -> tuple[Level, str | None]:
     ``None`` (the default) means ``strict`` where the machine supports it, else ``limits``
     (``none`` off Linux) with a warning saying what is missing and how to get it. Asking
     for ``strict`` explicitly where it cannot work is a :class:`ValueError` saying why.
+    A non-root arena's ``strict`` comes with a warning too: what it gives up against a
+    root arena's on this machine, and how to get the cgroup limits.
     """
     if isinstance(requested, str):
         try:
@@ -378,7 +387,7 @@ def resolve_level(requested: str | Level | None) -> tuple[Level, str | None]:
     if requested is Level.STRICT or requested is None:
         support = strict_support()
         if support.ok:
-            return Level.STRICT, None
+            return Level.STRICT, support.weaker or None
         if requested is Level.STRICT:
             raise ValueError(f"--sandbox strict is not available: {support.missing}")
         return Level.LIMITS, (
@@ -398,6 +407,56 @@ def _AS_ROOT() -> str:  # noqa: N802 - reads as the sentence it adds
         "; the arena runs as root, and so do its bots at this level: a hostile bot can change any file and "
         "signal any process; use --sandbox strict for bots you do not trust"
     )
+
+
+def _non_root_weaker(cg: _cgroup.CgroupSupport) -> str:
+    """The warning of a non-root arena whose ``strict`` works: what it keeps, what it
+    gives up against a root arena's (which runs each bot as a user id of its own, in the
+    cgroups this machine offers), and what would give some of it back."""
+    gaps = ["bots run as your own user id (each in a user namespace of its own), not as a user id of their own each"]
+    if cg.memory is None:
+        gaps.append("memory_mb caps each process of a bot (RLIMIT_DATA), not its processes together (no memory cgroup)")
+    if cg.unified is None and cg.cpuacct is None:
+        gaps.append("CPU time is read from /proc, not from a cgroup")
+    text = (
+        "sandbox: strict without root: bots keep its isolation (namespaces of their own, a read-only view of the "
+        "system, no network, no view of your home, the results or other bots, the system call filter, a process cap "
+        "per bot by RLIMIT_NPROC in its user namespace), but it is weaker than as root: " + "; ".join(gaps) + "."
+    )
+    if cg.memory is None:
+        text += " A memory cap for a bot's processes together needs a root arena."
+    if cg.unified is not None or cg.cpuacct is not None:
+        return text
+    # In a v2 group delegated to the user (tried: no controller needed), the arena makes
+    # each bot a group of its own: its CPU time from cpu.stat, a whole-tree kill. (Memory
+    # and pids controllers would need the arena to move itself out of its own group first,
+    # which it does not do.)
+    command = "systemd-run --user --scope -p Delegate=yes -- " + _own_command()
+    if shutil.which("systemd-run") is None:
+        return text + " For CPU time counted by a cgroup, run it in a cgroup v2 group delegated to your user."
+    lacks = ([] if _cgroup.v2_mounted() else ["no cgroup v2 hierarchy is mounted"]) + (
+        [] if _cgroup.user_manager_runs() else ["no systemd user manager runs for you"]
+    )
+    if not lacks:
+        return text + f" For CPU time counted by a cgroup, run it in a delegated scope: `{command}`"
+    return (
+        text + f" For CPU time counted by a cgroup, run it as `{command}` where a systemd user manager runs with "
+        f"cgroup v2 (here {' and '.join(lacks)})."
+    )
+
+
+def _own_command() -> str:
+    """The arena's command line as typed (for a command to run it again), shell-quoted
+    and made printable; ``arena ...`` when this process is not the arena's command."""
+    argv = list(sys.argv)
+    head = Path(argv[0]) if argv and argv[0] else Path()
+    if head.name == "__main__.py" and head.parent.name == "arena":
+        words = [sys.executable, "-m", "arena", *argv[1:]]
+    elif head.name == "arena":
+        words = ["arena" if shutil.which("arena") == str(head) else str(head), *argv[1:]]
+    else:
+        words = ["arena", "..."]
+    return printable(shlex.join(words), limit=400)
 
 
 # -- unprivileged user ids for bots of a root arena ---------------------------------------
@@ -737,7 +796,9 @@ def _strict_argv(
         bind("--bind", Path(os.path.realpath(sandbox.cache)))
     me = sandbox.expose.resolve() if sandbox.expose.exists() else sandbox.expose
     bind("--bind" if sandbox.writable else "--ro-bind", me)
-    args += ["--remount-ro", "/dev", "--chdir", str(cwd)]
+    # The root bwrap builds (a tmpfs, holding the folders made above) read-only too: it has
+    # no size cap, and without root the bot owns those folders (it could fill memory there).
+    args += ["--remount-ro", "/", "--remount-ro", "/dev", "--chdir", str(cwd)]
     if uid is not None:
         assert support.setpriv is not None
         args += [
@@ -745,7 +806,14 @@ def _strict_argv(
             "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--",
         ]
     else:
-        args += ["--cap-drop", "ALL", "--"]
+        # Not root: the process cap is RLIMIT_NPROC set here, inside the bot's own user
+        # namespace, where the kernel counts it per (namespace, user): this bot's
+        # processes and threads only. Set before bwrap instead, it would count every
+        # process of the user (and bwrap's namespace would take it as its own ceiling).
+        # bwrap's own process 1 of the namespace counts too, hence the one more.
+        assert support.prlimit is not None
+        nproc = limits.processes + 1
+        args += ["--cap-drop", "ALL", "--", support.prlimit, f"--nproc={nproc}:{nproc}", "--"]
     # `env -i -- NAME=VALUE… PROGRAM ARGS`: names are checked ([A-Za-z_][A-Za-z0-9_]*) and
     # the program is a path with a '/' and without '=', so nothing can be taken for an
     # option, an assignment or a command looked up on PATH.
@@ -791,12 +859,36 @@ def _proc_usage(root: int) -> tuple[float, int]:
             continue
         fields_ = raw[raw.rfind(b")") + 2 :].split()
         try:
-            cpu += sum(int(x) for x in fields_[11:15]) / tick
+            own, reaped = (int(fields_[11]) + int(fields_[12])) / tick, (int(fields_[13]) + int(fields_[14])) / tick
             rss += int(fields_[21]) * page
         except (IndexError, ValueError):
             continue
+        # Clock ticks (10 ms) round a quick bot's time down to nothing: its threads' run
+        # time in nanoseconds says more, where the kernel keeps it.
+        cpu += max(own, _threads_run_time(pid)) + reaped
         pending.extend(children_of(pid))
     return cpu, rss
+
+
+#: The most threads of one process whose run times :func:`_threads_run_time` reads.
+_THREADS_READ = 256
+
+
+def _threads_run_time(pid: int) -> float:
+    """Seconds the threads of ``pid`` have run, from ``/proc/PID/task/*/schedstat`` (0.0
+    where it is not there, or when the process has more than :data:`_THREADS_READ`
+    threads: its clock ticks then serve)."""
+    total = 0
+    try:
+        with os.scandir(f"/proc/{pid}/task") as it:
+            for count, entry in enumerate(it):
+                if count >= _THREADS_READ:
+                    return 0.0
+                with contextlib.suppress(OSError, ValueError, IndexError), open(f"{entry.path}/schedstat", "rb") as f:
+                    total += int(f.read(64).split()[0])
+    except OSError:
+        return 0.0
+    return total / 1e9
 
 
 class Jail:
