@@ -468,7 +468,7 @@ def _verify_store(target: Path):  # noqa: ANN202
     for root in (here, *list(here.parents)[:3]):
         if (root / DB_NAME).is_file():
             try:
-                store = open_store(root, create=False)
+                store = open_store(root, create=False, read_only=True)
             except StoreError as exc:
                 raise ArenaError(str(exc)) from None
             return store, {g.id: g for g in store.games(status=None)}

@@ -452,7 +452,7 @@ def leaderboard_command(
     from arena.standings import standings
     from arena.store import open_store
 
-    with open_store(results, create=False) as store:
+    with open_store(results, create=False, read_only=True) as store:
         st = standings(
             store, tournament, all_games=all_games, players=players,
             variant=variant.value if variant else None, h2h=h2h, anchor=_anchor(anchor),
@@ -481,7 +481,7 @@ def games_command(
     """The list of recorded games, with the paths of their replays."""
     from arena.store import open_store
 
-    with open_store(results, create=False) as store:
+    with open_store(results, create=False, read_only=True) as store:
         if tournament is not None and store.get_tournament(tournament) is None:
             raise ArenaError(f"{store.path}: no tournament {tournament!r}")
         rows = store.games(tournament, bot=bot, status=None)

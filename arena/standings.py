@@ -7,6 +7,7 @@ games of one format only, the tournament's unless another is asked for.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.ratings import GameResult, head_to_head, leaderboard
-from arena.store import GameRow, Store, TournamentRow
+from arena.store import GameRow, Store, StoreError, TournamentRow, os_error_text
 from arena.text import LINE_LIMIT, NAME_LIMIT, printable
 
 
@@ -238,12 +239,17 @@ def fault_summary(faults: dict[str, int]) -> str:
 
 def write_leaderboard_files(st: Standings, folder: Path) -> tuple[Path, Path]:
     """leaderboard.json and leaderboard.md beside the database, written atomically."""
-    folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, text in (("leaderboard.json", json.dumps(st.to_dict(), indent=2) + "\n"), ("leaderboard.md", markdown(st))):
         path = folder / name
         tmp = folder / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise StoreError(f"{path}: cannot write the leaderboard: {os_error_text(exc)} (the games are recorded)") from None
         paths.append(path)
     return paths[0], paths[1]

@@ -1,0 +1,218 @@
+"""Results folders the machine gets in the way of: a path whose parent is missing, a
+folder that is read-only, a disk that fills up in the middle of a run. Real `python3 -m
+arena` processes, real mounts (a read-only bind mount and a small tmpfs, made as root)
+or real permissions (``chmod -R a-w`` when the tests run as an ordinary user)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_store_safety import ENV, assert_rows_match_replays, make_bots
+
+from arena.store import DB_NAME
+
+RUN = ("run", "--players", "3", "--seed", "4", "--no-report")
+
+
+def arena(*args: str, cwd: Path | None = None, timeout: float = 300) -> tuple[int, str, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", *args], capture_output=True, env=ENV, cwd=cwd, timeout=timeout, check=False
+    )
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+
+def one_error(err: str) -> str:
+    """The one error line of a failed command (long lines are wrapped by the console)."""
+    assert "Traceback" not in err, err
+    assert err.startswith("error: ") or "\nerror: " in err, err
+    text = err[err.index("error: ") :]
+    assert text.count("error: ") == 1, err
+    return " ".join(text.split())
+
+
+def complete_games(res: Path) -> int:
+    conn = sqlite3.connect(f"file:{res / DB_NAME}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT count(*) FROM games WHERE status = 'complete'").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _mount(*args: str) -> bool:
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    return subprocess.run(["mount", *args], capture_output=True, check=False).returncode == 0
+
+
+def _umount(path: Path) -> None:
+    subprocess.run(["umount", "-l", str(path)], capture_output=True, check=False)
+
+
+@contextlib.contextmanager
+def read_only_view(folder: Path, where: Path) -> Iterator[Path]:
+    """``folder`` as a folder this process cannot write: a read-only bind mount at ``where``
+    as root (root ignores permissions), else ``chmod -R a-w`` of the folder itself."""
+    if os.geteuid() == 0:
+        where.mkdir()
+        if not _mount("--bind", str(folder), str(where)):
+            pytest.skip("root, but `mount --bind` is refused here (no read-only view can be made)")
+        try:
+            if not _mount("-o", "remount,bind,ro", str(where)):
+                pytest.skip("root, but a bind mount cannot be made read-only here")
+            yield where
+        finally:
+            _umount(where)
+        return
+    subprocess.run(["chmod", "-R", "a-w", str(folder)], check=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(folder)], check=True)
+
+
+# -- a missing parent --------------------------------------------------------------------
+
+
+def test_a_results_path_whose_parent_is_missing_is_one_error_naming_it_and_makes_nothing(tmp_path: Path) -> None:
+    bots = make_bots(tmp_path / "bots")
+    res = tmp_path / "mistyped" / "results"
+    code, _, err = arena(*RUN, "--bots", str(bots), "--results", str(res))
+    assert code == 1
+    line = one_error(err)
+    assert str(res) in line and f"parent folder {tmp_path / 'mistyped'} does not exist" in line
+    assert not (tmp_path / "mistyped").exists()
+
+
+def test_a_results_path_under_a_file_is_one_error_naming_it(tmp_path: Path) -> None:
+    bots = make_bots(tmp_path / "bots")
+    (tmp_path / "a-file").write_text("not a folder\n")
+    res = tmp_path / "a-file" / "results"
+    code, _, err = arena(*RUN, "--bots", str(bots), "--results", str(res))
+    assert code == 1
+    assert "is not a folder" in one_error(err) and str(res) in one_error(err)
+
+
+# -- a read-only folder ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("played")
+    bots = make_bots(base / "bots")
+    code, _, err = arena(*RUN, "--bots", str(bots), "--results", str(base / "res"))
+    assert code == 0, err
+    return base, bots
+
+
+def test_readers_work_on_a_read_only_results_folder_and_say_nothing(
+    tmp_path: Path, played: tuple[Path, Path]
+) -> None:
+    base, bots = played
+    res = tmp_path / "res"
+    shutil.copytree(base / "res", res)
+    expected = {cmd: arena(cmd, str(res), "--json")[1] for cmd in ("leaderboard", "games")}
+    before = sorted(p.name for p in res.iterdir())
+    with read_only_view(res, tmp_path / "ro") as ro:
+        for cmd in ("leaderboard", "games"):
+            code, out, err = arena(cmd, str(ro), "--json")
+            assert (code, err) == (0, ""), (cmd, err)
+            doc, want = json.loads(out), json.loads(expected[cmd])
+            if cmd == "games":  # the replay paths are named under the folder given
+                for g in (*doc["games"], *want["games"]):
+                    g["replay"] = Path(g["replay"]).name
+            assert doc == want, cmd
+        code, out, err = arena("leaderboard", str(ro))
+        assert code == 0 and "greedy" in out and err == ""
+        code, out, err = arena("verify", str(ro))
+        assert code == 0 and "3 replay(s) verified" in out, err
+        assert "not checked against a store" not in err  # the store was read
+        code, out, err = arena("report", str(ro), "--out", str(tmp_path / "site"))
+        assert code == 0, err
+        assert (tmp_path / "site" / "index.html").is_file()
+        # Without --out the report would go inside the folder: one error saying where else.
+        code, _, err = arena("report", str(ro))
+        assert code == 1 and "--out DIR" in one_error(err)
+        # A run writes the folder: one error naming it, and why.
+        code, _, err = arena(*RUN, "--bots", str(bots), "--results", str(ro))
+        assert code == 1
+        line = one_error(err)
+        assert f"{ro}: the results folder is read-only" in line
+    assert sorted(p.name for p in res.iterdir()) == before  # nothing was made beside the database
+
+
+def test_a_read_only_folder_whose_wal_was_left_by_a_killed_writer_says_what_may_be_missing(
+    tmp_path: Path, played: tuple[Path, Path]
+) -> None:
+    """A writer killed with changes still in ``arena.db-wal`` and no ``-shm`` beside it (a
+    folder copied without it, then made read-only): the readers still read, and say that
+    the newest games may be missing."""
+    base, _ = played
+    work, res = tmp_path / "work", tmp_path / "res"
+    shutil.copytree(base / "res", work)
+    conn = sqlite3.connect(work / DB_NAME)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    conn.execute("INSERT INTO meta (key, value) VALUES ('left-in-the-wal', '1')")
+    conn.commit()
+    try:
+        shutil.copytree(work, res, ignore=shutil.ignore_patterns("*-shm"))
+    finally:
+        conn.close()
+    assert (res / f"{DB_NAME}-wal").stat().st_size > 0
+    with read_only_view(res, tmp_path / "ro") as ro:
+        code, out, err = arena("leaderboard", str(ro), "--json")
+        assert code == 0, err
+        assert len(json.loads(out)["rows"]) == 3
+        assert "arena.db-wal" in err and "newest games may be missing" in " ".join(err.split())
+        assert "Traceback" not in err
+
+
+# -- a full disk -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if not _mount("-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)):
+        pytest.skip("a small disk needs root and a tmpfs mount (`mount -t tmpfs -o size=2m`), refused here")
+    try:
+        yield disk
+    finally:
+        _umount(disk)
+
+
+def test_a_disk_that_fills_up_mid_run_stops_it_cleanly_and_keeps_every_game_recorded(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    bots = make_bots(tmp_path / "bots")
+    res = small_disk / "res"
+    args = (*RUN, "--deals", "150", "--jobs", "2", "--bots", str(bots), "--results", str(res))  # 450 games
+    code, _, err = arena(*args)
+    assert code == 1
+    line = one_error(err)
+    assert f"{res}: the disk is full" in line and "the run stopped there" in line
+    recorded = complete_games(res)
+    assert 0 < recorded < 450
+    assert f"the {recorded} game(s) it recorded before are kept" in line
+    assert len(assert_rows_match_replays(res)) == recorded  # every row with its replay
+    # A second run on the full disk: one error, nothing lost.
+    code, _, err = arena(*args)
+    assert code == 1 and "the disk is full" in one_error(err)
+    assert complete_games(res) == recorded
+    # Room again: the same command plays only the rest (the replays written before the
+    # failure but not yet recorded are recorded from their files).
+    assert _mount("-o", "remount,size=64m", str(small_disk))
+    code, _, err = arena(*args, "--json")
+    assert code == 0, err
+    assert complete_games(res) == 450
+    assert len(assert_rows_match_replays(res)) == 450
