@@ -231,6 +231,8 @@ class ConsoleReporter:
             f"{plan.total} games ({plan.already} already played, {todo} to play), {plan.jobs} at a time",
             highlight=False,
         )
+        if getattr(plan, "games_note", ""):
+            err.print(f"[yellow]note:[/yellow] {escape(plan.games_note)}", highlight=False)
         if self.fancy and todo:
             self.progress = Progress(
                 TextColumn("[bold]games"),
@@ -409,7 +411,7 @@ def run_command(
         doc["run"] = {
             "played": summary.played, "already": summary.already, "recovered": summary.recovered,
             "total": summary.total, "void": summary.void,
-            "interrupted": summary.interrupted, "seconds": round(summary.seconds, 3),
+            "interrupted": summary.interrupted, "seconds": round(summary.seconds, 3), "games_note": summary.games_note,
             "results": str(settings.results), "report": str(report.index) if report else None,
         }
         print(json.dumps(doc))

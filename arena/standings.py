@@ -73,6 +73,22 @@ def current_games(store: Store, tournament_id: str, games: Sequence[GameRow]) ->
     return [g for g in games if all(s.bot.id in ids for s in g.seats)]
 
 
+def _not_played(store: Store, tournament_id: str, shown: set[str]) -> list[dict[str, str]]:
+    """The tournament's entrants that have no row in its table, each with the reason: a
+    bot is never missing from a leaderboard without a word."""
+    missing = []
+    for e in store.entrants(tournament_id):
+        if e["bot"] in shown:
+            continue
+        void = len(store.games(tournament_id, status="void", bot=e["bot"]))
+        if void:
+            reason = f"not ranked: every game it sat in was void ({void})"
+        else:
+            reason = "not ranked: no game of it is recorded yet (the run stopped before its games; the same command plays them)"
+        missing.append({**e, "reason": reason})
+    return missing
+
+
 def pick_tournament(
     store: Store, tournament_id: str | None, players: int | None = None, variant: str | None = None
 ) -> TournamentRow:
@@ -157,6 +173,8 @@ def standings(
         for (a, b), (w, d, lo) in head_to_head(results).items():
             matrix.setdefault(a, {})[b] = [w, d, lo]
     skipped = store.skipped(t.id) if t is not None and not all_games else []
+    if t is not None and not all_games:
+        skipped += _not_played(store, t.id, {r["bot"] for r in rows})
     return Standings(None if all_games else t.id, fmt_players, fmt_variant, len(games), rows, skipped, matrix)  # type: ignore[union-attr]
 
 

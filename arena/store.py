@@ -604,6 +604,15 @@ class Store:
         return {r[0] for r in rows}
 
     @_reading
+    def entrants(self, tournament_id: str) -> list[dict[str, str]]:
+        """The bots that took part in the latest run of this tournament: name and path."""
+        rows = self._conn.execute(
+            "SELECT name, path FROM tournament_bots WHERE tournament_id = ? AND status = 'ok' ORDER BY name",
+            (tournament_id,),
+        )
+        return [{"bot": n, "path": p} for n, p in rows]
+
+    @_reading
     def skipped(self, tournament_id: str) -> list[dict[str, str]]:
         rows = self._conn.execute(
             "SELECT name, path, reason FROM tournament_bots WHERE tournament_id = ? AND status = 'skipped' ORDER BY name",

@@ -216,3 +216,53 @@ def test_a_disk_that_fills_up_mid_run_stops_it_cleanly_and_keeps_every_game_reco
     assert code == 0, err
     assert complete_games(res) == 450
     assert len(assert_rows_match_replays(res)) == 450
+
+
+# -- every bot in the table, or listed with its reason -------------------------------------
+
+
+def test_a_capped_run_seats_every_bot_and_says_what_the_cap_came_to(tmp_path: Path) -> None:
+    """7 bots at 4-player tables, --games 3: fewer than one duplicate set (4 games), and one
+    set would leave 3 bots out. The run plays 8 games, says so and why, and ranks all 7."""
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    for i in range(7):
+        shutil.copytree(Path(__file__).resolve().parent.parent / "example_bots" / "random", bots / f"r{i}")
+        toml = bots / f"r{i}" / "bot.toml"
+        toml.write_text(toml.read_text().replace('name = "random"', f'name = "r{i}"'))
+    code, out, err = arena("run", "--bots", str(bots), "--results", str(tmp_path / "res"), "--games", "3", "--no-report")
+    assert code == 0, err
+    note = (
+        "--games 3 comes to 8 games: a duplicate set is 4 games (4 players, every rotation of the seats), "
+        "and 2 sets are the fewest in which every one of the 7 bots plays"
+    )
+    assert f"note: {note}" in " ".join(err.split())
+    assert "8 game(s) played" in err
+    code, out, err = arena("leaderboard", str(tmp_path / "res"), "--json")
+    doc = json.loads(out)
+    assert sorted(r["bot"] for r in doc["rows"]) == [f"r{i}" for i in range(7)] and doc["skipped"] == []
+    assert sum(r["games"] for r in doc["rows"]) == 8 * 4
+
+
+def test_an_entrant_without_a_recorded_game_is_listed_with_its_reason(tmp_path: Path, played: tuple[Path, Path]) -> None:
+    """A bot that took part but has no game in the table (the run was stopped before its
+    first game ended) is named under the table, with why, in leaderboard and its JSON."""
+    from arena.store import open_store
+
+    base, _ = played
+    res = tmp_path / "res"
+    shutil.copytree(base / "res", res)
+    with open_store(res, create=False) as store:
+        t = store.latest_tournament()
+        assert t is not None
+        late = store.bot("late", "1", "0" * 64, str(tmp_path / "late"))
+        rows = list(store.bots().values())
+        store.set_entrants(t.id, rows, [])
+    code, out, err = arena("leaderboard", str(res), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [r["bot"] for r in doc["rows"]] and "late" not in [r["bot"] for r in doc["rows"]]
+    (entry,) = [s for s in doc["skipped"] if s["bot"] == late.name]
+    assert entry["reason"].startswith("not ranked: no game of it is recorded yet")
+    code, out, _ = arena("leaderboard", str(res))
+    assert "late: not ranked: no game of it is recorded yet" in " ".join(out.split())
