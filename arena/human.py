@@ -23,6 +23,7 @@ from pathlib import Path
 
 from arena.bots import BotSpec, minimal_env
 from arena.errors import ArenaError
+from arena.text import plural
 from protocol import Act, Card, Play, TableauCard
 from protocol.cards import (
     DUMPLING_POINTS,
@@ -178,7 +179,7 @@ def gain_now(kind: str, tableau: Sequence[TableauCard]) -> str:
         return f"+{dumpling_points(n + 1) - dumpling_points(n)}"
     if kind in MAKI_SYMBOLS:
         mine = maki_symbols(tableau)
-        return f"maki {mine} → {mine + MAKI_SYMBOLS[kind]} symbols"
+        return f"maki {mine} → {plural(mine + MAKI_SYMBOLS[kind], 'symbol')}"
     if kind in NIGIRI_VALUE:
         value = NIGIRI_VALUE[kind]
         return f"+{WASABI_FACTOR * value} on your wasabi" if free_wasabi(tableau) else f"+{value}"

@@ -21,6 +21,7 @@ from arena.human import HUMAN, find_terminal, human_spec
 from arena.referee import GameRecord, TimeSettings, open_pool, play_game
 from arena.replay import write_replay
 from arena.schedule import keyed_digest
+from arena.text import plural
 
 T = TypeVar("T")
 
@@ -122,7 +123,7 @@ def play_one(
     if humans > 1:
         raise ArenaError("only one human seat per game: every seat would show its hand on the same terminal")
     if len(bots) != config.players:
-        raise ArenaError(f"{len(bots)} bots given for a {config.players}-player game")
+        raise ArenaError(f"{plural(len(bots), 'bot')} given for a {config.players}-player game")
     deal, ids = keyed_game(key, seed, config) if key is not None else (seed, None)
     terminal = find_terminal() if humans else ""
     manifests = load_bots([Path(b) for b in bots if not is_human(b)])

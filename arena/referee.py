@@ -114,6 +114,15 @@ def _time_items(ts: Budget) -> tuple[tuple[str, Any], ...]:
     return tuple(dataclasses.asdict(ts).items())
 
 
+def hello_budget(time_settings: TimeSettings) -> str:
+    """The start-up budget as a bot's author reads it: the ms it had, and the --hello-ms
+    and time scale that made it when they differ."""
+    real = time_settings.scaled_ms(time_settings.hello_ms)
+    if real == time_settings.hello_ms:
+        return f"{time_settings.hello_ms:g} ms"
+    return f"{real:g} ms: --hello-ms {time_settings.hello_ms:g} × time scale {time_settings.time_scale:g}"
+
+
 class BotFault(Exception):
     """A bot did something wrong; ``kind`` is one of :data:`FAULT_KINDS`."""
 
@@ -288,7 +297,10 @@ class Player:
             reply, _ = await self.request(hello, HelloReply, self.timeout_s(time_settings, time_settings.hello_ms))
         except BotFault as fault:
             await self.close()
-            raise BotFault(fault.kind, f"hello: {fault.message}") from None
+            message = fault.message
+            if fault.kind == "timeout":
+                message += f" (the start-up budget is {hello_budget(time_settings)}: raise it with --hello-ms)"
+            raise BotFault(fault.kind, f"hello: {message}") from None
         if reply.version not in SUPPORTED_VERSIONS:
             await self.close()
             raise BotFault(
@@ -798,7 +810,10 @@ class _Referee:
             self.not_ready(seat, f)
 
     def not_ready(self, seat: _Seat, f: BotFault) -> None:
-        self.fault(seat, f.kind, f"game_start: {f.message}", round=0, turn=0)
+        message = f.message
+        if f.kind == "timeout" and "--hello-ms" not in message:  # getting ready has the start-up budget too
+            message += f" (the start-up budget is {hello_budget(self.ts)}: raise it with --hello-ms)"
+        self.fault(seat, f.kind, f"game_start: {message}", round=0, turn=0)
         if f.kind != "crash":
             # A seat that cannot even get ready plays no part: autopilot now.
             seat.autopilot = True

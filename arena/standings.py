@@ -18,7 +18,7 @@ from typing import Any
 from arena.errors import ArenaError
 from arena.ratings import GameResult, head_to_head, leaderboard
 from arena.store import GameRow, Store, StoreError, TournamentRow, os_error_text
-from arena.text import LINE_LIMIT, NAME_LIMIT, printable
+from arena.text import LINE_LIMIT, NAME_LIMIT, plural, printable
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +225,7 @@ def markdown(st: Standings) -> str:
     """The leaderboard as a Markdown table (written beside the database). What came from
     the bots (names, versions, the reasons a bot was skipped) is shown printable."""
     title = f"# Leaderboard: {_md(st.tournament or 'all games', LINE_LIMIT)}\n\n"
-    head = f"{st.players} players, {_md(st.variant)}, {st.games} games.\n\n"
+    head = f"{st.players} players, {_md(st.variant)}, {plural(st.games, 'game')}.\n\n"
     lines = [
         "| # | bot | version | Elo | 95% interval | games | wins | mean points | mean rank | CPU ms/game | peak MB | faults |",
         "|--:|:----|:--------|----:|:------------:|------:|-----:|------------:|----------:|------------:|--------:|:-------|",
