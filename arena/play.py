@@ -142,7 +142,11 @@ def play_one(
     async def game() -> GameRecord:
         async with open_pool() as pool:
             players = [
-                pool.player(s.spec, version=s.version, content_hash=s.content_hash, untimed=s.untimed) for s in seats
+                # A person's seat (untimed) may leave the table: that is resigning, not crashing.
+                pool.player(
+                    s.spec, version=s.version, content_hash=s.content_hash, untimed=s.untimed, may_resign=s.untimed
+                )
+                for s in seats
             ]
             return await play_game(players, config, deal, time_settings=time_settings, ids=ids)
 

@@ -62,6 +62,9 @@ from arena.engine import (
     result,
 )
 from arena.replay import (
+    ENDING_KINDS,
+    FAULT_KINDS,
+    RESIGN_STATUS,
     ActionRecord,
     FaultRecord,
     Replay,
@@ -92,7 +95,6 @@ from protocol import (
     encode_line,
 )
 
-FAULT_KINDS = ("timeout", "malformed", "protocol", "illegal", "crash")
 MAX_DEBUG_BYTES = 4096  # a bot's debug object is kept in the replay up to this size
 STDERR_TAIL_BYTES = 16 * 1024  # per seat and game, in the replay
 
@@ -178,13 +180,17 @@ class PlayerPool:
         content_hash: str = "",
         max_line_bytes: int = MAX_LINE_BYTES,
         untimed: bool = False,
+        may_resign: bool = False,
     ) -> Player:
         """A :class:`Player` for ``spec``, owned by this pool. ``untimed=True`` makes it
         never time out (hello, game_start, act, game_over), whatever a game's
         :class:`TimeSettings` say: its bank is never charged and each ``act`` carries
-        ``time_ms`` 0 and ``banks_ms`` 0 for its seat, "no deadline" (e.g. a human seat)."""
+        ``time_ms`` 0 and ``banks_ms`` 0 for its seat, "no deadline" (e.g. a human seat).
+        ``may_resign=True`` (a person's seat): its process ending with exit status
+        :data:`~arena.replay.RESIGN_STATUS` is the ``resigned`` fault, not a crash."""
         p = Player(
-            spec, self, version=version, content_hash=content_hash, max_line_bytes=max_line_bytes, untimed=untimed
+            spec, self, version=version, content_hash=content_hash, max_line_bytes=max_line_bytes, untimed=untimed,
+            may_resign=may_resign,
         )
         self.players.append(p)
         return p
@@ -232,6 +238,7 @@ class Player:
         content_hash: str = "",
         max_line_bytes: int = MAX_LINE_BYTES,
         untimed: bool = False,
+        may_resign: bool = False,
     ) -> None:
         self.spec = spec
         self.pool = pool
@@ -240,6 +247,7 @@ class Player:
         self.content_hash = content_hash
         self.max_line_bytes = max_line_bytes
         self.untimed = untimed
+        self.may_resign = may_resign
         self.hello: HelloReply | None = None
         self.needs_restart = False
         self.starts = 0
@@ -356,7 +364,7 @@ class Player:
                 raise BotFault("malformed", f"a reply line longer than {self.max_line_bytes} bytes") from None
             except BotCrashed as exc:
                 self.needs_restart = True
-                raise BotFault("crash", str(exc)) from None
+                raise self._ended_fault(exc) from None
             if trio.current_time() >= deadline:
                 raise BotFault("timeout", "no reply before the deadline")
             reply = _check_reply(line, request_id, expected)
@@ -380,6 +388,15 @@ class Player:
         if isinstance(error, StaleFlood):
             return BotFault("protocol", error.reason)
         self.needs_restart = True
+        if isinstance(error, BotCrashed):
+            return self._ended_fault(error)
+        return BotFault("crash", str(error))
+
+    def _ended_fault(self, error: BotCrashed) -> BotFault:
+        """The fault of a process that can no longer be talked to: a crash, or (a person's
+        seat that left the table) a resignation."""
+        if self.may_resign and error.returncode == RESIGN_STATUS:
+            return BotFault("resigned", "left the table: seeded random plays for the rest of the game")
         return BotFault("crash", str(error))
 
     async def request(self, message: Any, expected: type, timeout_s: float) -> tuple[Any, float]:
@@ -528,7 +545,7 @@ def record_from_replay(replay: Replay) -> GameRecord:
     faults = [dict.fromkeys(FAULT_KINDS, 0) for _ in replay.seats]
     for f in replay.faults:
         if f.kind != "autopilot":  # the strikes' consequence, not a fault of its own
-            faults[f.seat][f.kind] += 1
+            faults[f.seat][f.kind] = faults[f.seat].get(f.kind, 0) + 1
     return GameRecord(
         game_id=replay.game_id,
         status="complete",
@@ -737,13 +754,13 @@ class _Referee:
 
     # -- faults ----------------------------------------------------------------------
     def fault(self, seat: _Seat, kind: str, message: str, *, round: int, turn: int, strike: bool = True) -> None:
-        seat.faults[kind] += 1
+        seat.faults[kind] = seat.faults.get(kind, 0) + 1  # (resigned: only where it happened)
         self.replay.faults.append(FaultRecord(seat=seat.index, round=round, turn=turn, kind=kind, message=message))
         if not strike:  # after the last turn: counted and reported, but the result stands
             if seat.player is not None:
                 seat.player.needs_restart = True
             return
-        if kind == "crash":
+        if kind in ENDING_KINDS:
             seat.autopilot = True
             if seat.player is not None:
                 seat.player.needs_restart = True
@@ -982,7 +999,7 @@ class _Referee:
         message = f"{outcome.message}; a seeded random legal play was applied instead"
         self.fault(seat, outcome.kind, outcome.message, round=state.round, turn=state.turn)
         actions.append(_action(seat.index, play, dummy, outcome.kind, elapsed, seat, message))
-        if outcome.kind != "crash":
+        if outcome.kind not in ENDING_KINDS:
             seat.last_action = _last(play, dummy, outcome.kind, message, elapsed)
         return play
 
