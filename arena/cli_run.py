@@ -345,7 +345,7 @@ def run_command(
     players: Annotated[int | None, typer.Option("--players", "-p", min=2, max=5, help="Seats per table (default: 4, or the number of bots if fewer).")] = None,
     deals: Annotated[int | None, typer.Option(min=1, help="Duplicate deals per table (default 1).")] = None,
     seatings: Annotated[str | None, typer.Option(help="rotations (each deal under every rotation of the seats) or all (every permutation).")] = None,
-    games: Annotated[int | None, typer.Option(min=1, help="Cap on the number of games: a balanced design instead of every table.")] = None,
+    games: Annotated[int | None, typer.Option(min=1, help="Cap on the number of games: a balanced design instead of every table (whole duplicate sets, never fewer than seat every bot).")] = None,
     variant: Annotated[Variant | None, typer.Option(help="Rules variant (default standard).")] = None,
     seed: Annotated[int | None, typer.Option(min=0, help="The tournament's seed: same seed and bots, same games (default 0).")] = None,
     gauntlet: Annotated[str | None, typer.Option(help="Only the tables of this bot: that bot against the field.")] = None,
