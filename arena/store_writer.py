@@ -252,6 +252,8 @@ def _serve(results: Path) -> int:
             if disk_full(exc):
                 # Their replays are written: the next run records them from the files (once there is room).
                 stop(f"the disk is full: cannot record games {ids}")
+            elif isinstance(exc, ArenaError):  # (it names the file and what happened)
+                stop(f"cannot record games {ids}: {exc}")
             else:
                 stop(f"cannot record games {ids}: {type(exc).__name__}: {exc}")
         written, due = [], math.inf

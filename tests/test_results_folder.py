@@ -16,11 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_store_safety import ENV, assert_rows_match_replays, make_bots
+from test_store_safety import ENV as SAFETY_ENV
+from test_store_safety import assert_rows_match_replays, make_bots
 
 from arena.store import DB_NAME
 
 RUN = ("run", "--players", "3", "--seed", "4", "--no-report")
+ENV = {**SAFETY_ENV, "COLUMNS": "1000"}  # one line per message: none is wrapped
 
 
 def arena(*args: str, cwd: Path | None = None, timeout: float = 300) -> tuple[int, str, str]:
@@ -34,9 +36,8 @@ def one_error(err: str) -> str:
     """The one error line of a failed command (long lines are wrapped by the console)."""
     assert "Traceback" not in err, err
     assert err.startswith("error: ") or "\nerror: " in err, err
-    text = err[err.index("error: ") :]
-    assert text.count("error: ") == 1, err
-    return " ".join(text.split())
+    assert sum(1 for line in err.splitlines() if line.startswith("error: ")) == 1, err
+    return " ".join(err[err.index("error: ") :].split())
 
 
 def complete_games(res: Path) -> int:
@@ -216,6 +217,33 @@ def test_a_disk_that_fills_up_mid_run_stops_it_cleanly_and_keeps_every_game_reco
     assert code == 0, err
     assert complete_games(res) == 450
     assert len(assert_rows_match_replays(res)) == 450
+
+
+def test_a_file_size_limit_mid_run_stops_it_cleanly_and_keeps_every_game_recorded(tmp_path: Path) -> None:
+    """The same promise where no small disk can be mounted (an ordinary user): a file size
+    limit (RLIMIT_FSIZE, the soft one: bots get limits of their own) that the database's
+    files reach in the middle of the run."""
+    import resource
+
+    bots = make_bots(tmp_path / "bots")
+    res = tmp_path / "res"
+    args = (*RUN, "--deals", "150", "--jobs", "2", "--bots", str(bots), "--results", str(res))  # 450 games
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (600_000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    proc = subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, env=ENV, preexec_fn=limit,
+                          timeout=300, check=False)
+    assert proc.returncode == 1, proc.stderr.decode()[-3000:]
+    line = one_error(proc.stderr.decode())
+    assert line.startswith(f"error: {res}: cannot record game") and "the run stopped there" in line
+    assert "StoreError" not in line
+    recorded = complete_games(res)
+    assert 0 < recorded < 450 and f"the {recorded} game(s) it recorded before are kept" in line
+    assert len(assert_rows_match_replays(res)) == recorded
+    code, _, err = arena(*args)
+    assert code == 0, err
+    assert len(assert_rows_match_replays(res)) == complete_games(res) == 450
 
 
 # -- every bot in the table, or listed with its reason -------------------------------------
