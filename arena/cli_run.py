@@ -418,7 +418,7 @@ def run_command(
     else:
         out.print(leaderboard_table(st))
         for sk in st.skipped:
-            out.print(f"[red]skipped[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
+            out.print(f"[red]{sk.get('status', 'skipped')}[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
         err.print(
             f"{summary.played} game(s) played, {summary.already} already in the store"
             + (f" ({summary.recovered} recovered from the replay files of a killed run)" if summary.recovered else "")
@@ -469,7 +469,7 @@ def leaderboard_command(
     if h2h and st.rows:
         out.print(h2h_table(st))
     for sk in st.skipped:
-        out.print(f"[red]skipped[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
+        out.print(f"[red]{sk.get('status', 'skipped')}[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
 
 
 @app.command("games")

@@ -82,10 +82,10 @@ def _not_played(store: Store, tournament_id: str, shown: set[str]) -> list[dict[
             continue
         void = len(store.games(tournament_id, status="void", bot=e["bot"]))
         if void:
-            reason = f"not ranked: every game it sat in was void ({void})"
+            reason = f"every game it sat in was void ({void})"
         else:
-            reason = "not ranked: no game of it is recorded yet (the run stopped before its games; the same command plays them)"
-        missing.append({**e, "reason": reason})
+            reason = "no game of it is recorded yet (the run stopped before its games; the same command plays them)"
+        missing.append({**e, "reason": reason, "status": "not ranked"})
     return missing
 
 
@@ -238,8 +238,8 @@ def markdown(st: Standings) -> str:
         )
     text = title + head + "\n".join(lines) + "\n"
     if st.skipped:
-        text += "\nSkipped (could not take part):\n\n" + "".join(
-            f"- {_md(s['bot'])}: {_md(s['reason'], LINE_LIMIT)}\n" for s in st.skipped
+        text += "\nNot in the table:\n\n" + "".join(
+            f"- {_md(s['bot'])} ({s.get('status', 'skipped')}): {_md(s['reason'], LINE_LIMIT)}\n" for s in st.skipped
         )
     return text
 

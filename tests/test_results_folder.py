@@ -291,6 +291,6 @@ def test_an_entrant_without_a_recorded_game_is_listed_with_its_reason(tmp_path: 
     doc = json.loads(out)
     assert [r["bot"] for r in doc["rows"]] and "late" not in [r["bot"] for r in doc["rows"]]
     (entry,) = [s for s in doc["skipped"] if s["bot"] == late.name]
-    assert entry["reason"].startswith("not ranked: no game of it is recorded yet")
+    assert entry["status"] == "not ranked" and entry["reason"].startswith("no game of it is recorded yet")
     code, out, _ = arena("leaderboard", str(res))
-    assert "late: not ranked: no game of it is recorded yet" in " ".join(out.split())
+    assert "not ranked late: no game of it is recorded yet" in " ".join(out.split())
