@@ -626,8 +626,13 @@ def store_key_export_command(
     runs then play the very same games with the same --seed."""
     from arena.store import open_store
 
-    with open_store(results, create=False) as store:
-        key = store.deal_key()
+    # Read-only first (a read-only folder's key can be exported too); a store without a key
+    # yet is opened to make one.
+    with open_store(results, create=False, read_only=True) as store:
+        key = store.stored_deal_key()
+    if key is None:
+        with open_store(results, create=False) as store:
+            key = store.deal_key()
     print(key.hex())
 
 

@@ -830,6 +830,12 @@ class Store:
 
     # -- the deal key -------------------------------------------------------------------
 
+    @_reading
+    def stored_deal_key(self) -> bytes | None:
+        """The store's deal key if it has one yet (nothing is written)."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'deal_key'").fetchone()
+        return None if row is None else parse_deal_key(row[0], f"{self.path}: meta deal_key")
+
     def deal_key(self) -> bytes:
         """The store's secret deal key (32 random bytes), made on first use and kept in the
         ``meta`` table: every deal seed, set id, card labelling and bot seed of the games

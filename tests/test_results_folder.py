@@ -121,6 +121,7 @@ def test_readers_work_on_a_read_only_results_folder_and_say_nothing(
     res = tmp_path / "res"
     shutil.copytree(base / "res", res)
     expected = {cmd: arena(cmd, str(res), "--json")[1] for cmd in ("leaderboard", "games")}
+    key = arena("store", "key", "export", str(res))[1]
     before = sorted(p.name for p in res.iterdir())
     with read_only_view(res, tmp_path / "ro") as ro:
         for cmd in ("leaderboard", "games"):
@@ -133,6 +134,7 @@ def test_readers_work_on_a_read_only_results_folder_and_say_nothing(
             assert doc == want, cmd
         code, out, err = arena("leaderboard", str(ro))
         assert code == 0 and "greedy" in out and err == ""
+        assert arena("store", "key", "export", str(ro)) == (0, key, "")
         code, out, err = arena("verify", str(ro))
         assert code == 0 and "3 replay(s) verified" in out, err
         assert "not checked against a store" not in err  # the store was read
