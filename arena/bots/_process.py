@@ -26,7 +26,13 @@ from collections.abc import AsyncIterator
 
 import trio
 
-from ._errors import BotCrashed, BotStartError, LineTooLong, lone_errors_unwrapped, not_executable_hint
+from ._errors import (
+    BotCrashed,
+    BotStartError,
+    LineTooLong,
+    lone_errors_unwrapped,
+    not_executable_hint,
+)
 from ._linereader import BoundedLineReader
 from ._proctree import ProcessTree, become_subreaper, child_setup_hook
 from ._spec import BotSpec, minimal_env
