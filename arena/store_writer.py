@@ -281,7 +281,10 @@ def _serve(results: Path) -> int:
             except OSError as exc:
                 if written:
                     commit()  # the games before this one are on disk: their rows first
-                stop(f"cannot record game {row.id}: its replay cannot be written: {os_error_text(exc)}")
+                if disk_full(exc):
+                    stop(f"the disk is full: cannot record game {row.id} ({exc.strerror or exc})")
+                else:
+                    stop(f"cannot record game {row.id}: its replay cannot be written: {os_error_text(exc)}")
             except ArenaError as exc:
                 if written:
                     commit()

@@ -221,6 +221,43 @@ def test_a_disk_that_fills_up_mid_run_stops_it_cleanly_and_keeps_every_game_reco
     assert len(assert_rows_match_replays(res)) == 450
 
 
+def test_a_replay_that_no_longer_fits_stops_the_writer_with_the_games_before_it_recorded(tmp_path: Path) -> None:
+    """The disk fills while a replay is written (not the database): the games before it
+    are committed, and the error names the folder, the game and the full disk."""
+    import os as _os
+
+    from test_store_writer import _frame, _row, _store
+
+    from arena.store import open_store
+    from arena.store_writer import StoreWriter
+
+    bots, tid = _store(tmp_path)
+    folder = tmp_path / "replays" / "00"
+    folder.mkdir(parents=True)
+    if not _mount("-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)):
+        pytest.skip("a small disk needs root and a tmpfs mount, refused here")
+    try:
+        big = _os.urandom(24_000)  # incompressible: two fit in 64 KB, three do not
+
+        def frame(item: tuple) -> tuple:
+            tid_, row, rel, _ = _frame(tid, item[0])
+            return tid_, row, rel, big
+
+        writer = StoreWriter(tmp_path, frame)
+        for i in range(6):
+            writer.submit(_row(i, bots))
+        writer.close()
+        assert writer.error is not None
+        message = str(writer.error)
+        with open_store(tmp_path, create=False) as store:
+            kept = [g.id for g in store.games()]
+        assert 1 <= len(kept) < 6 and kept == [f"{i:016x}" for i in range(len(kept))]
+        assert message.startswith(f"{tmp_path}: the disk is full: cannot record game {len(kept):016x}")
+        assert f"the {len(kept)} game(s) it recorded before are kept" in message
+    finally:
+        _umount(folder)
+
+
 def test_a_file_size_limit_mid_run_stops_it_cleanly_and_keeps_every_game_recorded(tmp_path: Path) -> None:
     """The same promise where no small disk can be mounted (an ordinary user): a file size
     limit (RLIMIT_FSIZE, the soft one: bots get limits of their own) that the database's
