@@ -505,7 +505,7 @@ def _verify_store(target: Path):  # noqa: ANN202
     for root in (here, *list(here.parents)[:3]):
         if (root / DB_NAME).is_file():
             try:
-                store = open_store(root, create=False)
+                store = open_store(root, create=False, read_only=True)
             except StoreError as exc:
                 raise ArenaError(str(exc)) from None
             return store, {g.id: g for g in store.games(status=None)}
@@ -663,8 +663,13 @@ def store_key_export_command(
     runs then play the very same games with the same --seed."""
     from arena.store import open_store
 
-    with open_store(results, create=False) as store:
-        key = store.deal_key()
+    # Read-only first (a read-only folder's key can be exported too); a store without a key
+    # yet is opened to make one.
+    with open_store(results, create=False, read_only=True) as store:
+        key = store.stored_deal_key()
+    if key is None:
+        with open_store(results, create=False) as store:
+            key = store.deal_key()
     print(key.hex())
 
 

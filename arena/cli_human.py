@@ -24,15 +24,17 @@ from rich.text import Text
 
 from arena.cli_render import STYLE, SafeConsole
 from arena.human import (
-    CARD_VALUES,
     LeaveTable,
     card_name,
+    card_values,
     choose,
     gain_now,
     maki_symbols,
+    pudding_value,
     round_points,
     tableau_piles,
 )
+from arena.replay import RESIGN_STATUS
 from arena.text import LINE_LIMIT, NAME_LIMIT, printable
 from protocol import Act, Card, GameEnd, GameOver, GameStart, LastCard, Reveal, RoundEnd, RoundStart
 from protocol.sdk import Bot, View, run
@@ -51,7 +53,7 @@ class Screen:
         self.names: list[str] = []
         self.seat = 0
         self.players = 0
-        self.pudding_penalty = True
+        self.seats = 0
 
     # -- talking to the person -----------------------------------------------------
     def fit(self) -> None:
@@ -87,8 +89,7 @@ class Screen:
     def welcome(self, game: GameStart) -> None:
         self.fit()
         self.names = [printable(n, limit=NAME_LIMIT) for n in game.names]
-        self.seat, self.players = game.seat, game.players
-        self.pudding_penalty = game.seats > 2  # R12: no penalty in a two-player game (R15's dummy counts)
+        self.seat, self.players, self.seats = game.seat, game.players, game.seats
         others = ", ".join(n for i, n in enumerate(self.names) if i != game.seat)
         self.console.rule(Text(f"Sushi Go! · you are seat {game.seat}, playing {others}", style="bold"))
         rules = game.rules
@@ -182,7 +183,7 @@ class Screen:
         for number, card in enumerate(act.hand, 1):
             table.add_row(
                 str(number), Text(card_name(card.card), style=STYLE.get(card.card, "")),
-                CARD_VALUES.get(card.card, ""), gain_now(card.card, mine),
+                card_values(self.players, self.seats).get(card.card, ""), gain_now(card.card, mine),
             )
         self.console.print(table)
         notes = []
@@ -216,7 +217,7 @@ class Screen:
         end = next((e for e in over.events if isinstance(e, GameEnd)), None)
         if end is not None:
             parts = [f"{self.who(s).plain} {end.puddings[s]} ({end.pudding_points[s]:+d})" for s in range(len(end.puddings))]
-            rule = "most +6, fewest -6" if self.pudding_penalty else "most +6; no penalty with two players"
+            rule = pudding_value(self.players, self.seats).removeprefix("at the end: ")
             self.console.print(f"Puddings scored ({rule}): " + " · ".join(parts))
         if len({over.scores[s] for s in range(self.players)}) < self.players:
             self.console.print(Text("Equal points are ranked by puddings, then shared (R13).", style="dim"))
@@ -266,8 +267,8 @@ class HumanBot(Bot):
         try:
             return choose(view.act, screen.ask, screen.tell)
         except LeaveTable:
-            screen.tell("You left the table: your seat plays seeded random cards to the end of the game.")
-            raise SystemExit(0) from None
+            screen.tell("You left the table (recorded as resigned): your seat plays seeded random cards to the end of the game.")
+            raise SystemExit(RESIGN_STATUS) from None  # the referee records it as resigned
 
     def on_game_over(self, over: GameOver) -> None:
         self.screen.game_over(over)

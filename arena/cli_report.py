@@ -5,6 +5,7 @@ Registered on the app of :mod:`arena.cli` (imported at its end)."""
 from __future__ import annotations
 
 import json
+import os
 import webbrowser
 from pathlib import Path
 from typing import Annotated
@@ -41,11 +42,16 @@ def report_command(
 ) -> None:
     """Write a tournament's report: a static site (leaderboard, ratings over time, head to
     head, faults, a page per bot, every game in a replay viewer) that opens from the disk."""
-    from arena.report import write_report
+    from arena.report import ReportError, write_report
     from arena.store import open_store
 
-    with open_store(results, create=False) as store:
-        summary = write_report(store, tournament, out_dir)
+    with open_store(results, create=False, read_only=True) as store:
+        try:
+            summary = write_report(store, tournament, out_dir)
+        except ReportError as exc:
+            if (out_dir is None and not os.access(results, os.W_OK)) or "Read-only" in str(exc):
+                raise ReportError(f"{exc}; give the report another place with --out DIR") from None
+            raise
     if json_output:
         print(json.dumps(summary.to_dict()))
         for problem in summary.problems:

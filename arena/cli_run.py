@@ -230,6 +230,8 @@ class ConsoleReporter:
             f"{plan.total} games ({plan.already} already played, {todo} to play), {plan.jobs} at a time",
             highlight=False,
         )
+        if getattr(plan, "games_note", ""):
+            err.print(f"[yellow]note:[/yellow] {escape(plan.games_note)}", highlight=False)
         if self.fancy and todo:
             self.progress = Progress(
                 TextColumn("[bold]games"),
@@ -341,7 +343,7 @@ def run_command(
     players: Annotated[int | None, typer.Option("--players", "-p", min=2, max=5, help="Seats per table (default: 4, or the number of bots if fewer).")] = None,
     deals: Annotated[int | None, typer.Option(min=1, help="Duplicate deals per table (default 1).")] = None,
     seatings: Annotated[str | None, typer.Option(help="rotations (each deal under every rotation of the seats) or all (every permutation).")] = None,
-    games: Annotated[int | None, typer.Option(min=1, help="Cap on the number of games: a balanced design instead of every table.")] = None,
+    games: Annotated[int | None, typer.Option(min=1, help="Cap on the number of games: a balanced design instead of every table (whole duplicate sets, never fewer than seat every bot).")] = None,
     variant: Annotated[Variant | None, typer.Option(help="Rules variant (default standard).")] = None,
     seed: Annotated[int | None, typer.Option(min=0, help="The tournament's seed: same seed and bots, same games (default 0).")] = None,
     gauntlet: Annotated[str | None, typer.Option(help="Only the tables of this bot: that bot against the field.")] = None,
@@ -407,14 +409,14 @@ def run_command(
         doc["run"] = {
             "played": summary.played, "already": summary.already, "recovered": summary.recovered,
             "total": summary.total, "void": summary.void,
-            "interrupted": summary.interrupted, "seconds": round(summary.seconds, 3),
+            "interrupted": summary.interrupted, "seconds": round(summary.seconds, 3), "games_note": summary.games_note,
             "results": str(settings.results), "report": str(report.index) if report else None,
         }
         print(json.dumps(doc))
     else:
         out.print(leaderboard_table(st))
         for sk in st.skipped:
-            out.print(f"[red]skipped[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
+            out.print(f"[red]{sk.get('status', 'skipped')}[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
         err.print(
             f"{summary.played} game(s) played, {summary.already} already in the store"
             + (f" ({summary.recovered} recovered from the replay files of a killed run)" if summary.recovered else "")
@@ -450,7 +452,7 @@ def leaderboard_command(
     from arena.standings import standings
     from arena.store import open_store
 
-    with open_store(results, create=False) as store:
+    with open_store(results, create=False, read_only=True) as store:
         st = standings(
             store, tournament, all_games=all_games, players=players,
             variant=variant.value if variant else None, h2h=h2h, anchor=_anchor(anchor),
@@ -465,7 +467,7 @@ def leaderboard_command(
     if h2h and st.rows:
         out.print(h2h_table(st))
     for sk in st.skipped:
-        out.print(f"[red]skipped[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
+        out.print(f"[red]{sk.get('status', 'skipped')}[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
 
 
 @app.command("games")
@@ -479,7 +481,7 @@ def games_command(
     """The list of recorded games, with the paths of their replays."""
     from arena.store import open_store
 
-    with open_store(results, create=False) as store:
+    with open_store(results, create=False, read_only=True) as store:
         if tournament is not None and store.get_tournament(tournament) is None:
             raise ArenaError(f"{store.path}: no tournament {tournament!r}")
         rows = store.games(tournament, bot=bot, status=None)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from arena.bots import BotSpec, minimal_env
 from arena.errors import ArenaError
+from arena.text import plural
 from protocol import Act, Card, Play, TableauCard
 from protocol.cards import (
     DUMPLING_POINTS,
@@ -66,10 +67,32 @@ CARD_VALUES: dict[str, str] = {
     "salmon_nigiri": f"{NIGIRI_VALUE['salmon_nigiri']}, {WASABI_FACTOR * NIGIRI_VALUE['salmon_nigiri']} on wasabi",
     "squid_nigiri": f"{NIGIRI_VALUE['squid_nigiri']}, {WASABI_FACTOR * NIGIRI_VALUE['squid_nigiri']} on wasabi",
     "egg_nigiri": f"{NIGIRI_VALUE['egg_nigiri']}, {WASABI_FACTOR * NIGIRI_VALUE['egg_nigiri']} on wasabi",
-    "pudding": "at the end: most +6, fewest -6 (none with 2)",
+    "pudding": "at the end: most +6, fewest -6",
     "wasabi": "triples the next nigiri you take",
     "chopsticks": "later: take two cards in one turn",
 }
+
+def pudding_value(players: int, seats: int) -> str:
+    """What a pudding is worth at this table (R12): no penalty with two players, but in the
+    dummy variant the dummy is a third seat for puddings (R15), and the penalty stands."""
+    if seats == 2:
+        return "at the end: most +6 (no -6 with two players)"
+    if seats > players:
+        return "at the end: most +6, fewest -6 (the dummy counts as a third player)"
+    return CARD_VALUES["pudding"]
+
+
+def card_values(players: int, seats: int) -> dict[str, str]:
+    """:data:`CARD_VALUES` for this table (the pudding's depends on it)."""
+    return {**CARD_VALUES, "pudding": pudding_value(players, seats)}
+
+
+def _table_of(act: Act) -> tuple[int, int]:
+    """(players, seats) of the game an act belongs to: the dummy variant's acts name the
+    controller, and the dummy's seat is the last one."""
+    seats = len(act.tableaus)
+    return (seats - 1 if act.controller is not None else seats), seats
+
 
 HELP = """\
 Type the number of a card and press Enter.
@@ -178,7 +201,7 @@ def gain_now(kind: str, tableau: Sequence[TableauCard]) -> str:
         return f"+{dumpling_points(n + 1) - dumpling_points(n)}"
     if kind in MAKI_SYMBOLS:
         mine = maki_symbols(tableau)
-        return f"maki {mine} → {mine + MAKI_SYMBOLS[kind]} symbols"
+        return f"maki {mine} → {plural(mine + MAKI_SYMBOLS[kind], 'symbol')}"
     if kind in NIGIRI_VALUE:
         value = NIGIRI_VALUE[kind]
         return f"+{WASABI_FACTOR * value} on your wasabi" if free_wasabi(tableau) else f"+{value}"
@@ -299,13 +322,14 @@ def choose(act: Act, ask: Ask, tell: Tell) -> Play:
     what = "your card" + (", or two with chopsticks" if pairs else "")
     if act.dummy:
         what += " (then the dummy's)"
+    values = card_values(*_table_of(act))
     while True:
-        text = _answer(ask(f"Take {what} [1-{len(hand)}, ? help]: "), tell)
+        text = _answer(ask(f"Take {what} [1-{len(hand)}, ? help]: "), tell, values)
         if text is None:
             continue
         try:
             cards = parse_numbers(text, hand)
-            ids = _own_cards(cards, act, legal_cards, pairs, tableau, ask, tell)
+            ids = _own_cards(cards, act, legal_cards, pairs, tableau, ask, tell, values)
             if act.dummy:
                 dummy_card = _dummy_card(act, ids, ask, tell)
                 if dummy_card is None:
@@ -321,13 +345,15 @@ def choose(act: Act, ask: Ask, tell: Tell) -> Play:
         tell("✗ that is not a legal play this turn; ? shows the help")  # a safety net: the checks above agree with R8/R15
 
 
-def _answer(text: str, tell: Tell) -> str | None:
-    """The person's answer, stripped; None after a help request."""
+def _answer(text: str, tell: Tell, values: dict[str, str] | None = None) -> str | None:
+    """The person's answer, stripped; None after a help request (the help lists ``values``,
+    the card values at this table)."""
     text = text.strip()
     if text.lower() in ("q", "quit", "exit"):
         raise LeaveTable
     if text in ("?", "h", "help"):
-        tell(HELP + "\n" + "\n".join(f"  {card_name(k):<14} {v}" for k, v in CARD_VALUES.items()))
+        shown = values if values is not None else CARD_VALUES
+        tell(HELP + "\n" + "\n".join(f"  {card_name(k):<14} {v}" for k, v in shown.items()))
         return None
     return text
 
@@ -340,6 +366,7 @@ def _own_cards(
     tableau: Sequence[TableauCard],
     ask: Ask,
     tell: Tell,
+    values: dict[str, str] | None = None,
 ) -> tuple[int, ...]:
     if len(cards) > 2:
         raise ChoiceError("take one card, or two with chopsticks, not more")
@@ -349,14 +376,14 @@ def _own_cards(
             raise ChoiceError(f"chopsticks need at least {need} cards in your hand: take one card")
         raise ChoiceError("two cards need chopsticks on your table (taken in an earlier turn): take one card")
     if len(cards) == 2 and order_matters(cards[0], cards[1], tableau):
-        cards = _ask_order(cards, ask, tell)
+        cards = _ask_order(cards, ask, tell, values)
     ids = tuple(c.id for c in cards)
     if ids not in legal_cards:
         raise ChoiceError("that is not a legal play this turn")
     return ids
 
 
-def _ask_order(cards: list[Card], ask: Ask, tell: Tell) -> list[Card]:
+def _ask_order(cards: list[Card], ask: Ask, tell: Tell, values: dict[str, str] | None = None) -> list[Card]:
     wasabi = next(c for c in cards if c.card == "wasabi")
     nigiri = next(c for c in cards if c is not wasabi)
     value = NIGIRI_VALUE[nigiri.card]
@@ -367,7 +394,7 @@ def _ask_order(cards: list[Card], ask: Ask, tell: Tell) -> list[Card]:
         f"  2  the {name} first ({value} points); the wasabi waits for a later nigiri"
     )
     while True:
-        text = _answer(ask("Which order? [1/2, Enter = 1]: "), tell)
+        text = _answer(ask("Which order? [1/2, Enter = 1]: "), tell, values)
         if text is None:
             continue
         if text in ("", "1"):
@@ -380,8 +407,9 @@ def _ask_order(cards: list[Card], ask: Ask, tell: Tell) -> list[Card]:
 def _dummy_card(act: Act, own: tuple[int, ...], ask: Ask, tell: Tell) -> int | None:
     """The id of the card the person gives the dummy, or None to choose their own again."""
     allowed = {p.dummy_card for p in act.legal if tuple(p.cards) == own}
+    values = card_values(*_table_of(act))
     while True:
-        text = _answer(ask(f"Card for the dummy [1-{len(act.hand)}, b = back]: "), tell)
+        text = _answer(ask(f"Card for the dummy [1-{len(act.hand)}, b = back]: "), tell, values)
         if text is None:
             continue
         if text.lower() in ("b", "back"):

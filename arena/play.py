@@ -21,6 +21,7 @@ from arena.human import HUMAN, find_terminal, human_spec
 from arena.referee import GameRecord, TimeSettings, open_pool, play_game
 from arena.replay import write_replay
 from arena.schedule import keyed_digest
+from arena.text import plural
 
 T = TypeVar("T")
 
@@ -122,7 +123,7 @@ def play_one(
     if humans > 1:
         raise ArenaError("only one human seat per game: every seat would show its hand on the same terminal")
     if len(bots) != config.players:
-        raise ArenaError(f"{len(bots)} bots given for a {config.players}-player game")
+        raise ArenaError(f"{plural(len(bots), 'bot')} given for a {config.players}-player game")
     deal, ids = keyed_game(key, seed, config) if key is not None else (seed, None)
     terminal = find_terminal() if humans else ""
     manifests = load_bots([Path(b) for b in bots if not is_human(b)])
@@ -141,7 +142,11 @@ def play_one(
     async def game() -> GameRecord:
         async with open_pool() as pool:
             players = [
-                pool.player(s.spec, version=s.version, content_hash=s.content_hash, untimed=s.untimed) for s in seats
+                # A person's seat (untimed) may leave the table: that is resigning, not crashing.
+                pool.player(
+                    s.spec, version=s.version, content_hash=s.content_hash, untimed=s.untimed, may_resign=s.untimed
+                )
+                for s in seats
             ]
             return await play_game(players, config, deal, time_settings=time_settings, ids=ids)
 

@@ -62,6 +62,9 @@ from arena.engine import (
     result,
 )
 from arena.replay import (
+    ENDING_KINDS,
+    FAULT_KINDS,
+    RESIGN_STATUS,
     ActionRecord,
     FaultRecord,
     Replay,
@@ -92,7 +95,6 @@ from protocol import (
     encode_line,
 )
 
-FAULT_KINDS = ("timeout", "malformed", "protocol", "illegal", "crash")
 MAX_DEBUG_BYTES = 4096  # a bot's debug object is kept in the replay up to this size
 STDERR_TAIL_BYTES = 16 * 1024  # per seat and game, in the replay
 
@@ -112,6 +114,15 @@ def time_dict(ts: Budget) -> dict[str, Any]:
 @functools.lru_cache(maxsize=64)
 def _time_items(ts: Budget) -> tuple[tuple[str, Any], ...]:
     return tuple(dataclasses.asdict(ts).items())
+
+
+def hello_budget(time_settings: TimeSettings) -> str:
+    """The start-up budget as a bot's author reads it: the ms it had, and the --hello-ms
+    and time scale that made it when they differ."""
+    real = time_settings.scaled_ms(time_settings.hello_ms)
+    if real == time_settings.hello_ms:
+        return f"{time_settings.hello_ms:g} ms"
+    return f"{real:g} ms: --hello-ms {time_settings.hello_ms:g} × time scale {time_settings.time_scale:g}"
 
 
 class BotFault(Exception):
@@ -169,13 +180,17 @@ class PlayerPool:
         content_hash: str = "",
         max_line_bytes: int = MAX_LINE_BYTES,
         untimed: bool = False,
+        may_resign: bool = False,
     ) -> Player:
         """A :class:`Player` for ``spec``, owned by this pool. ``untimed=True`` makes it
         never time out (hello, game_start, act, game_over), whatever a game's
         :class:`TimeSettings` say: its bank is never charged and each ``act`` carries
-        ``time_ms`` 0 and ``banks_ms`` 0 for its seat, "no deadline" (e.g. a human seat)."""
+        ``time_ms`` 0 and ``banks_ms`` 0 for its seat, "no deadline" (e.g. a human seat).
+        ``may_resign=True`` (a person's seat): its process ending with exit status
+        :data:`~arena.replay.RESIGN_STATUS` is the ``resigned`` fault, not a crash."""
         p = Player(
-            spec, self, version=version, content_hash=content_hash, max_line_bytes=max_line_bytes, untimed=untimed
+            spec, self, version=version, content_hash=content_hash, max_line_bytes=max_line_bytes, untimed=untimed,
+            may_resign=may_resign,
         )
         self.players.append(p)
         return p
@@ -223,6 +238,7 @@ class Player:
         content_hash: str = "",
         max_line_bytes: int = MAX_LINE_BYTES,
         untimed: bool = False,
+        may_resign: bool = False,
     ) -> None:
         self.spec = spec
         self.pool = pool
@@ -231,6 +247,7 @@ class Player:
         self.content_hash = content_hash
         self.max_line_bytes = max_line_bytes
         self.untimed = untimed
+        self.may_resign = may_resign
         self.hello: HelloReply | None = None
         self.needs_restart = False
         self.starts = 0
@@ -288,7 +305,10 @@ class Player:
             reply, _ = await self.request(hello, HelloReply, self.timeout_s(time_settings, time_settings.hello_ms))
         except BotFault as fault:
             await self.close()
-            raise BotFault(fault.kind, f"hello: {fault.message}") from None
+            message = fault.message
+            if fault.kind == "timeout":
+                message += f" (the start-up budget is {hello_budget(time_settings)}: raise it with --hello-ms)"
+            raise BotFault(fault.kind, f"hello: {message}") from None
         if reply.version not in SUPPORTED_VERSIONS:
             await self.close()
             raise BotFault(
@@ -344,7 +364,7 @@ class Player:
                 raise BotFault("malformed", f"a reply line longer than {self.max_line_bytes} bytes") from None
             except BotCrashed as exc:
                 self.needs_restart = True
-                raise BotFault("crash", str(exc)) from None
+                raise self._ended_fault(exc) from None
             if trio.current_time() >= deadline:
                 raise BotFault("timeout", "no reply before the deadline")
             reply = _check_reply(line, request_id, expected)
@@ -368,6 +388,15 @@ class Player:
         if isinstance(error, StaleFlood):
             return BotFault("protocol", error.reason)
         self.needs_restart = True
+        if isinstance(error, BotCrashed):
+            return self._ended_fault(error)
+        return BotFault("crash", str(error))
+
+    def _ended_fault(self, error: BotCrashed) -> BotFault:
+        """The fault of a process that can no longer be talked to: a crash, or (a person's
+        seat that left the table) a resignation."""
+        if self.may_resign and error.returncode == RESIGN_STATUS:
+            return BotFault("resigned", "left the table: seeded random plays for the rest of the game")
         return BotFault("crash", str(error))
 
     async def request(self, message: Any, expected: type, timeout_s: float) -> tuple[Any, float]:
@@ -516,7 +545,7 @@ def record_from_replay(replay: Replay) -> GameRecord:
     faults = [dict.fromkeys(FAULT_KINDS, 0) for _ in replay.seats]
     for f in replay.faults:
         if f.kind != "autopilot":  # the strikes' consequence, not a fault of its own
-            faults[f.seat][f.kind] += 1
+            faults[f.seat][f.kind] = faults[f.seat].get(f.kind, 0) + 1
     return GameRecord(
         game_id=replay.game_id,
         status="complete",
@@ -725,13 +754,13 @@ class _Referee:
 
     # -- faults ----------------------------------------------------------------------
     def fault(self, seat: _Seat, kind: str, message: str, *, round: int, turn: int, strike: bool = True) -> None:
-        seat.faults[kind] += 1
+        seat.faults[kind] = seat.faults.get(kind, 0) + 1  # (resigned: only where it happened)
         self.replay.faults.append(FaultRecord(seat=seat.index, round=round, turn=turn, kind=kind, message=message))
         if not strike:  # after the last turn: counted and reported, but the result stands
             if seat.player is not None:
                 seat.player.needs_restart = True
             return
-        if kind == "crash":
+        if kind in ENDING_KINDS:
             seat.autopilot = True
             if seat.player is not None:
                 seat.player.needs_restart = True
@@ -798,7 +827,10 @@ class _Referee:
             self.not_ready(seat, f)
 
     def not_ready(self, seat: _Seat, f: BotFault) -> None:
-        self.fault(seat, f.kind, f"game_start: {f.message}", round=0, turn=0)
+        message = f.message
+        if f.kind == "timeout" and "--hello-ms" not in message:  # getting ready has the start-up budget too
+            message += f" (the start-up budget is {hello_budget(self.ts)}: raise it with --hello-ms)"
+        self.fault(seat, f.kind, f"game_start: {message}", round=0, turn=0)
         if f.kind != "crash":
             # A seat that cannot even get ready plays no part: autopilot now.
             seat.autopilot = True
@@ -967,7 +999,7 @@ class _Referee:
         message = f"{outcome.message}; a seeded random legal play was applied instead"
         self.fault(seat, outcome.kind, outcome.message, round=state.round, turn=state.turn)
         actions.append(_action(seat.index, play, dummy, outcome.kind, elapsed, seat, message))
-        if outcome.kind != "crash":
+        if outcome.kind not in ENDING_KINDS:
             seat.last_action = _last(play, dummy, outcome.kind, message, elapsed)
         return play
 

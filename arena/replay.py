@@ -37,10 +37,18 @@ from arena.engine import (
 
 REPLAY_FORMAT = "sushigo-replay"
 REPLAY_FORMAT_VERSION = 1
-ActionStatus = Literal["ok", "timeout", "illegal", "malformed", "protocol", "crash", "autopilot", "auto"]
-FaultKind = Literal["timeout", "malformed", "protocol", "illegal", "crash", "autopilot"]
-#: The faults that make the referee apply a seeded fallback play (``autopilot`` is a consequence).
+ActionStatus = Literal["ok", "timeout", "illegal", "malformed", "protocol", "crash", "resigned", "autopilot", "auto"]
+FaultKind = Literal["timeout", "malformed", "protocol", "illegal", "crash", "resigned", "autopilot"]
+#: The faults that make the referee apply a seeded fallback play (``autopilot`` is a consequence),
+#: counted for every seat of every game. ``resigned`` too, but it is no bot's mistake: a person's
+#: seat (``arena play human``) left the table; like a crash, it ends the seat's own play (seeded
+#: random plays to the end, ranked below), and it is counted only where it happened.
 FAULT_KINDS = ("timeout", "malformed", "protocol", "illegal", "crash")
+RESIGNED = "resigned"
+#: The faults after which a seat plays no more (autopilot at once, without strikes).
+ENDING_KINDS = ("crash", RESIGNED)
+#: The exit status with which a person's seat leaves the table: recorded as ``resigned``.
+RESIGN_STATUS = 86
 #: Strikes (non-crash faults) after which a seat is put on autopilot: the referee's
 #: ``max_strikes``, which every game of the arena plays with (it is not recorded).
 MAX_STRIKES = 3
@@ -128,7 +136,7 @@ class ActionRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     cards: Annotated[list[CardId], Meta(max_length=2)]  # the seat's own cards applied, in order
     dummy_card: CardId | None = None  # the card given to the dummy, for its controller
     #: "ok" (the bot's choice), a fault ("timeout", "illegal", "malformed", "protocol",
-    #: "crash": a seeded fallback was applied), "autopilot" (the seat no longer plays) or "auto"
+    #: "crash", "resigned": a seeded fallback was applied), "autopilot" (the seat no longer plays) or "auto"
     #: (the dummy variant's last card, played for the player, R15).
     status: ActionStatus = "ok"
     elapsed_ms: Annotated[float, Meta(ge=0)] | None = None
@@ -150,7 +158,7 @@ class FaultRecord(msgspec.Struct, kw_only=True):
     seat: Seat
     round: Round  # 0 for faults outside a turn (hello, game_start, game_over)
     turn: Turn
-    kind: FaultKind  # timeout, malformed, protocol, illegal, crash; autopilot after the last strike
+    kind: FaultKind  # timeout, malformed, protocol, illegal, crash, resigned; autopilot after the last strike
     message: Text
 
 
@@ -459,7 +467,7 @@ class _Faults:
         if (f.seat, f.round, f.turn) != (seat, rnd, turn) or (f.kind != kind if kind else f.kind == "autopilot"):
             raise ReplayError(f"{where}: fault {self.next} is seat {f.seat}'s {f.kind} at {f.round}.{f.turn}; the plays imply {want}")
         self.next += 1
-        if f.kind == "crash":
+        if f.kind in ENDING_KINDS:
             self.autopilot[seat] = True
             return f
         self.strikes[seat] += 1
@@ -768,7 +776,7 @@ def fault_counts(replay: Replay) -> list[dict[str, int]]:
     counts = [dict.fromkeys(FAULT_KINDS, 0) for _ in replay.seats]
     for f in replay.faults:
         if f.kind != "autopilot":
-            counts[f.seat][f.kind] += 1
+            counts[f.seat][f.kind] = counts[f.seat].get(f.kind, 0) + 1
     return counts
 
 

@@ -32,11 +32,13 @@ from arena.errors import ArenaError
 
 __all__ = [
     "SEATINGS",
+    "GamesCap",
     "ScheduleError",
     "ScheduledGame",
     "card_ids",
     "check_key",
     "deal_seed",
+    "games_cap",
     "iter_schedule",
     "keyed_digest",
     "make_schedule",
@@ -184,21 +186,60 @@ def iter_schedule(
     """
     names = _check(bots, players, deals, seatings, games, gauntlet)
     check_key(key)
-    per_set = games_per_set(players, seatings)
-    if gauntlet is None:
-        tables = math.comb(len(names), players)
-    else:
-        tables = math.comb(len(names) - 1, players - 1)
-    total_sets = tables * deals
-    if games is not None and total_sets * per_set > games:
-        wanted = games // per_set
-        if wanted < 1:
-            raise ScheduleError(
-                f"games={games} is fewer than one duplicate set ({per_set} games with "
-                f"players={players} and seatings={seatings!r})"
-            )
-        return _capped(names, players, deals, seatings, wanted, key, seed, gauntlet)
+    cap = games_cap(len(names), players=players, deals=deals, seatings=seatings, games=games, gauntlet=gauntlet)
+    if cap is not None and not cap.full:
+        return _capped(names, players, deals, seatings, cap.sets, key, seed, gauntlet)
     return _full(names, players, deals, seatings, key, seed, gauntlet)
+
+
+@dataclass(frozen=True, slots=True)
+class GamesCap:
+    """What ``games=N`` comes to: ``games`` games in ``sets`` whole duplicate sets (``full``:
+    the whole design, which holds no more than N). ``note`` says why ``games`` is not N,
+    in a few words ("" when it is N, or the whole design)."""
+
+    asked: int
+    games: int
+    sets: int
+    full: bool
+    note: str
+
+
+def games_cap(
+    n_bots: int,
+    *,
+    players: int,
+    deals: int = 1,
+    seatings: str = "rotations",
+    games: int | None,
+    gauntlet: str | None = None,
+) -> GamesCap | None:
+    """How a cap of ``games`` is met (None: no cap). A capped design plays whole duplicate
+    sets (a set is ``players`` games, or ``players!`` with every seating), so N is rounded
+    down to whole sets; and it never leaves a bot out, so it holds at least the sets that
+    seat every bot once (``ceil(bots / players)``; with a gauntlet, ``ceil(field /
+    (players - 1))``), which may round N up."""
+    if games is None:
+        return None
+    per_set = games_per_set(players, seatings)
+    tables = math.comb(n_bots, players) if gauntlet is None else math.comb(n_bots - 1, players - 1)
+    total_sets = tables * deals
+    if total_sets * per_set <= games:
+        return GamesCap(games, total_sets * per_set, total_sets, True, "")
+    if gauntlet is None:
+        cover, who = -(-n_bots // players), f"every one of the {n_bots} bots plays"
+    else:
+        cover, who = -(-(n_bots - 1) // (players - 1)), f"every one of the {n_bots - 1} bots of the field meets {gauntlet}"
+    wanted = games // per_set
+    seating = "every seating" if seatings == "all" else "every rotation"
+    unit = f"a duplicate set is {per_set} games ({players} players, {seating} of the seats)"
+    if wanted < cover:
+        if cover >= total_sets:
+            return GamesCap(games, total_sets * per_set, total_sets, True, f"{unit}, and {who} only in the whole design")
+        note = f"{unit}, and {cover} sets are the fewest in which {who}" if cover > 1 else f"{unit}: at least one is played"
+        return GamesCap(games, cover * per_set, cover, False, note)
+    note = f"{unit}: only whole sets are played" if wanted * per_set != games else ""
+    return GamesCap(games, wanted * per_set, wanted, False, note)
 
 
 def _full(
@@ -342,7 +383,8 @@ def make_schedule(
       first seating is drawn from its deal seed.
     - ``games=N`` caps the total. If the full design (tables x deals x seatings) holds more than
       N games, ``N // games-per-set`` whole duplicate sets are chosen instead by a greedy balanced
-      design (see :func:`_balanced_sets`): every pair of bots meets about equally often and every
+      design (see :func:`_balanced_sets`), but never fewer than seat every bot (see
+      :func:`games_cap`, which says what N comes to and why): every bot plays, every pair of bots meets about equally often and every
       bot plays about equally often, deterministically from ``seed``. Unlike the full design, a
       capped one depends on every bot: adding a bot changes which sets are chosen (any set the
       two designs share is still the same game, so a results store reuses it).
@@ -354,8 +396,8 @@ def make_schedule(
     same key and arguments give the same schedule; without the key nobody can tell its deals.
 
     Raises :class:`ScheduleError` (a ``ValueError``) for a key shorter than 16 bytes, duplicate or empty names, ``players``
-    outside 2..5 or above the number of bots, ``deals < 1``, an unknown ``seatings``, a cap below
-    one set, or a gauntlet bot that is not among the bots.
+    outside 2..5 or above the number of bots, ``deals < 1``, an unknown ``seatings``, or a
+    gauntlet bot that is not among the bots.
     """
     return list(
         iter_schedule(

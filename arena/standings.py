@@ -7,6 +7,7 @@ games of one format only, the tournament's unless another is asked for.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Sequence
@@ -16,8 +17,8 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.ratings import GameResult, head_to_head, leaderboard
-from arena.store import GameRow, Store, TournamentRow
-from arena.text import LINE_LIMIT, NAME_LIMIT, printable
+from arena.store import GameRow, Store, StoreError, TournamentRow, os_error_text
+from arena.text import LINE_LIMIT, NAME_LIMIT, plural, printable
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,22 @@ def current_games(store: Store, tournament_id: str, games: Sequence[GameRow]) ->
     if not ids:
         return list(games)
     return [g for g in games if all(s.bot.id in ids for s in g.seats)]
+
+
+def _not_played(store: Store, tournament_id: str, shown: set[str]) -> list[dict[str, str]]:
+    """The tournament's entrants that have no row in its table, each with the reason: a
+    bot is never missing from a leaderboard without a word."""
+    missing = []
+    for e in store.entrants(tournament_id):
+        if e["bot"] in shown:
+            continue
+        void = len(store.games(tournament_id, status="void", bot=e["bot"]))
+        if void:
+            reason = f"every game it sat in was void ({void})"
+        else:
+            reason = "no game of it is recorded yet (the run stopped before its games; the same command plays them)"
+        missing.append({**e, "reason": reason, "status": "not ranked"})
+    return missing
 
 
 def pick_tournament(
@@ -156,6 +173,8 @@ def standings(
         for (a, b), (w, d, lo) in head_to_head(results).items():
             matrix.setdefault(a, {})[b] = [w, d, lo]
     skipped = store.skipped(t.id) if t is not None and not all_games else []
+    if t is not None and not all_games:
+        skipped += _not_played(store, t.id, {r["bot"] for r in rows})
     return Standings(None if all_games else t.id, fmt_players, fmt_variant, len(games), rows, skipped, matrix)  # type: ignore[union-attr]
 
 
@@ -206,7 +225,7 @@ def markdown(st: Standings) -> str:
     """The leaderboard as a Markdown table (written beside the database). What came from
     the bots (names, versions, the reasons a bot was skipped) is shown printable."""
     title = f"# Leaderboard: {_md(st.tournament or 'all games', LINE_LIMIT)}\n\n"
-    head = f"{st.players} players, {_md(st.variant)}, {st.games} games.\n\n"
+    head = f"{st.players} players, {_md(st.variant)}, {plural(st.games, 'game')}.\n\n"
     lines = [
         "| # | bot | version | Elo | 95% interval | games | wins | mean points | mean rank | CPU ms/game | peak MB | faults |",
         "|--:|:----|:--------|----:|:------------:|------:|-----:|------------:|----------:|------------:|--------:|:-------|",
@@ -219,8 +238,8 @@ def markdown(st: Standings) -> str:
         )
     text = title + head + "\n".join(lines) + "\n"
     if st.skipped:
-        text += "\nSkipped (could not take part):\n\n" + "".join(
-            f"- {_md(s['bot'])}: {_md(s['reason'], LINE_LIMIT)}\n" for s in st.skipped
+        text += "\nNot in the table:\n\n" + "".join(
+            f"- {_md(s['bot'])} ({s.get('status', 'skipped')}): {_md(s['reason'], LINE_LIMIT)}\n" for s in st.skipped
         )
     return text
 
@@ -238,12 +257,17 @@ def fault_summary(faults: dict[str, int]) -> str:
 
 def write_leaderboard_files(st: Standings, folder: Path) -> tuple[Path, Path]:
     """leaderboard.json and leaderboard.md beside the database, written atomically."""
-    folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, text in (("leaderboard.json", json.dumps(st.to_dict(), indent=2) + "\n"), ("leaderboard.md", markdown(st))):
         path = folder / name
         tmp = folder / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise StoreError(f"{path}: cannot write the leaderboard: {os_error_text(exc)} (the games are recorded)") from None
         paths.append(path)
     return paths[0], paths[1]

@@ -28,6 +28,7 @@ rebuild``) makes a new database from the replay files, which hold every game.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import functools
 import json
@@ -122,7 +123,10 @@ MIGRATIONS: list[str] = [
 
 
 class StoreError(ArenaError):
-    """The results store cannot be used; the message names the file."""
+    """The results store cannot be used; the message names the file. ``full``: because
+    the disk is full."""
+
+    full = False
 
 
 def _rebuild_hint(root: Path) -> str:
@@ -136,12 +140,73 @@ def _rebuild_hint(root: Path) -> str:
 _DAMAGED_CODES = (11, 26)
 
 
+#: SQLite's result codes (the low byte) of a database that cannot be written:
+#: SQLITE_READONLY, SQLITE_CANTOPEN (its journal files cannot be made), SQLITE_FULL.
+_READONLY, _CANTOPEN, _FULL = 8, 14, 13
+
+#: errno values of a folder that cannot be written, and of a disk that is full.
+_READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)
+_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the user's quota, or the file size limit) is full."""
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL_ERRNOS
+    if isinstance(exc, StoreError):
+        return exc.full
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF == _FULL
+
+
+def os_error_text(exc: OSError) -> str:
+    """What an OS error means for a results folder, in a few words (its cause first)."""
+    why = exc.strerror or str(exc)
+    if exc.errno in _FULL_ERRNOS:
+        return f"the disk is full ({why})"
+    if exc.errno in _READ_ONLY_ERRNOS:
+        return f"it is read-only here ({why})"
+    return why
+
+
 def _database_error(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
     """The :class:`StoreError` for an SQLite error on the database at ``path``."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None and code & 0xFF in _DAMAGED_CODES:
         return StoreError(f"{path}: the database is damaged ({exc}); {_rebuild_hint(path.parent)}")
+    if code is not None and code & 0xFF == _FULL:
+        full = StoreError(f"{path}: the disk is full ({exc}): free some space, or give another results folder")
+        full.full = True
+        return full
+    if code is not None and code & 0xFF in (_READONLY, _CANTOPEN) and not _writable(path.parent):
+        return StoreError(
+            f"{path.parent}: the results folder is read-only ({exc}): this command writes it; "
+            "give a writable results folder"
+        )
     return StoreError(f"{path}: cannot use this database: {exc}")
+
+
+def _writable(folder: Path) -> bool:
+    """Whether this process may make files in ``folder`` (a read-only mount included)."""
+    try:
+        return os.access(folder, os.W_OK) and not os.statvfs(folder).f_flag & os.ST_RDONLY
+    except OSError:
+        return False
+
+
+def check_parent(root: Path) -> None:
+    """A results folder that does not exist yet is made, but not its parent: a path whose
+    parent is missing is most often a mistyped one (or a disk that is not mounted), and
+    a tree made there would hide the games where nobody looks for them."""
+    if root.exists() or root.is_symlink():
+        return
+    parent = root.absolute().parent
+    if not parent.is_dir():
+        what = "is not a folder" if parent.exists() else "does not exist"
+        raise StoreError(
+            f"{root}: cannot make the results folder: its parent folder {parent} {what} "
+            "(check the path, or make the parent first)"
+        )
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -301,7 +366,7 @@ def make_replay_folders(root: Path) -> None:
         for i in range(256):
             (base / f"{i:02x}").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StoreError(f"{base}: cannot create the replay folders: {exc.strerror or exc}") from None
+        raise StoreError(f"{base}: cannot create the replay folders: {os_error_text(exc)}") from None
 
 
 # -- one writer per results folder -------------------------------------------------------
@@ -361,11 +426,12 @@ def results_lock(root: Path, command: str, *, on_wait: Callable[[str], None] | N
     if root.exists() and not root.is_dir():
         raise StoreError(f"{root}: results location is a file, not a folder")
     path = root / LOCK_NAME
+    check_parent(root)
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        root.mkdir(exist_ok=True)
         key = (path.resolve(), threading.get_ident())  # (another thread waits like another process)
     except OSError as exc:
-        raise StoreError(f"{root}: cannot make the results folder: {exc.strerror or exc}") from None
+        raise StoreError(f"{root}: cannot make the results folder: {os_error_text(exc)}") from None
     with _held_guard:
         held = _held.get(key)
         if held is not None:
@@ -380,7 +446,13 @@ def results_lock(root: Path, command: str, *, on_wait: Callable[[str], None] | N
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
-        raise StoreError(f"{path}: cannot open the results folder's lock: {exc.strerror or exc}") from None
+        if exc.errno in _READ_ONLY_ERRNOS:
+            raise StoreError(
+                f"{root}: the results folder is read-only ({exc.strerror or exc}): {command} writes it; "
+                "give a writable results folder (`arena leaderboard`, `games`, `report --out DIR` and `verify` "
+                "read this one as it is)"
+            ) from None
+        raise StoreError(f"{path}: cannot open the results folder's lock: {os_error_text(exc)}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -396,8 +468,11 @@ def results_lock(root: Path, command: str, *, on_wait: Callable[[str], None] | N
         except OSError as exc:
             raise StoreError(f"{path}: cannot lock the results folder: {exc.strerror or exc}") from None
         note = json.dumps({"pid": os.getpid(), "command": command, "started": time.time()}).encode()
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, note, 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, note, 0)
+        except OSError as exc:
+            raise StoreError(f"{root}: cannot write in the results folder: {os_error_text(exc)}") from None
         lock = ResultsLock(path, fd)
         with _held_guard:
             _held[key] = lock
@@ -527,6 +602,15 @@ class Store:
             "SELECT bot_id FROM tournament_bots WHERE tournament_id = ? AND status = 'ok'", (tournament_id,)
         )
         return {r[0] for r in rows}
+
+    @_reading
+    def entrants(self, tournament_id: str) -> list[dict[str, str]]:
+        """The bots that took part in the latest run of this tournament: name and path."""
+        rows = self._conn.execute(
+            "SELECT name, path FROM tournament_bots WHERE tournament_id = ? AND status = 'ok' ORDER BY name",
+            (tournament_id,),
+        )
+        return [{"bot": n, "path": p} for n, p in rows]
 
     @_reading
     def skipped(self, tournament_id: str) -> list[dict[str, str]]:
@@ -746,6 +830,12 @@ class Store:
 
     # -- the deal key -------------------------------------------------------------------
 
+    @_reading
+    def stored_deal_key(self) -> bytes | None:
+        """The store's deal key if it has one yet (nothing is written)."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'deal_key'").fetchone()
+        return None if row is None else parse_deal_key(row[0], f"{self.path}: meta deal_key")
+
     def deal_key(self) -> bytes:
         """The store's secret deal key (32 random bytes), made on first use and kept in the
         ``meta`` table: every deal seed, set id, card labelling and bot seed of the games
@@ -806,7 +896,7 @@ def read_deal_key(root: Path) -> bytes | None:
     if not path.is_file():
         return None
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+        conn = _connect_read_only(path)
         try:
             row = conn.execute("SELECT value FROM meta WHERE key = 'deal_key'").fetchone()
         finally:
@@ -816,19 +906,60 @@ def read_deal_key(root: Path) -> bytes | None:
     return None if row is None else parse_deal_key(row[0], f"{path}: meta deal_key")
 
 
-def open_store(root: Path, *, create: bool = True, check: bool = True) -> Store:
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that reads the database at ``path`` and never writes it, in a
+    read-only folder too. A WAL database's readers share a ``-shm`` file beside it; where
+    that file can be neither found nor made (a read-only folder or mount), the database
+    is read as an unchanging file (``immutable=1``), which is all of it unless a ``-wal``
+    file beside it still holds changes (a writer that was killed): that is said then."""
+    uri = path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        if code not in (_CANTOPEN, _READONLY) or _writable(path.parent):
+            raise
+    wal = path.with_name(path.name + "-wal")
+    with contextlib.suppress(OSError):
+        if wal.stat().st_size > 0:
+            import logging
+
+            logging.getLogger(__name__).warning(
+                "%s: holds changes a writer did not fold into %s before it ended, and this read-only folder has no "
+                "-shm file to read them with: the newest games may be missing here (open the folder once where it "
+                "is writable, e.g. `arena leaderboard` there, to fold them in)", wal, path.name,
+            )
+    return sqlite3.connect(
+        f"{uri}?mode=ro&immutable=1", uri=True, timeout=30.0, isolation_level=None, check_same_thread=False
+    )
+
+
+def open_store(root: Path, *, create: bool = True, check: bool = True, read_only: bool = False) -> Store:
     """Open (or, with ``create``, make) the results store in folder ``root``. A file that
     is not an arena database, one made by a newer arena, or (with ``check``, the default)
     a damaged one is an error naming it and, for damage, how to rebuild it; nothing in it
     is changed then. ``check=False`` is for a process that opens a store another has just
-    checked (the tournament's writer)."""
+    checked (the tournament's writer).
+
+    ``read_only=True`` (for the commands that only read: leaderboard, games, report,
+    verify) opens the database without the right to write it, so that a read-only results
+    folder (a mount, a copy handed out, ``chmod -R a-w``) is read as it is; only a store made
+    by an older arena, whose schema must first be brought up to date, needs writing then
+    (done when the folder allows it, else an error saying so)."""
     path = root / DB_NAME
     if root.exists() and not root.is_dir():
         raise StoreError(f"{root}: results location is a file, not a folder")
     if not path.exists():
-        if not create:
+        if not create or read_only:
             raise StoreError(f"{path}: no results database here (run `arena run` first, or pass the results folder)")
-        root.mkdir(parents=True, exist_ok=True)
+        check_parent(root)
+        try:
+            root.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{root}: cannot make the results folder: {os_error_text(exc)}") from None
     elif path.is_dir():
         raise StoreError(f"{path}: is a folder, not a results database")
     else:
@@ -840,6 +971,11 @@ def open_store(root: Path, *, create: bool = True, check: bool = True) -> Store:
         if head and head != b"SQLite format 3\x00":
             hint = f"; if it is this folder's results database, damaged: {_rebuild_hint(root)}" if (root / "replays").is_dir() else ""
             raise StoreError(f"{path}: not an SQLite database (refusing to touch it){hint}")
+    if read_only:
+        store = _open_read_only(root, path, check)
+        if store is not None:
+            return store
+        check = False  # checked just now: an older schema, in a folder that may be written
     conn: sqlite3.Connection | None = None
     try:
         # Autocommit mode: every write goes through an explicit BEGIN IMMEDIATE ...
@@ -851,6 +987,35 @@ def open_store(root: Path, *, create: bool = True, check: bool = True) -> Store:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn, path)
+    except BaseException as exc:
+        if conn is not None:
+            conn.close()
+        if isinstance(exc, sqlite3.DatabaseError):
+            raise _database_error(path, exc) from None
+        raise
+    return Store(root, conn)
+
+
+def _open_read_only(root: Path, path: Path, check: bool) -> Store | None:
+    """The store at ``path`` opened read-only (see :func:`open_store`); None when its schema
+    is older than this arena's and the folder may be written (then it is opened to be
+    brought up to date)."""
+    conn: sqlite3.Connection | None = None
+    try:
+        conn = _connect_read_only(path)
+        if check:
+            _check_integrity(conn, path)
+        version = _schema_version(conn, path)
+        if version < SCHEMA_VERSION:
+            conn.close()
+            conn = None
+            if _writable(root):
+                return None
+            raise StoreError(
+                f"{path}: made by an older arena (schema {version}; this one reads {SCHEMA_VERSION}), and the folder "
+                "is read-only, so it cannot be brought up to date here: open it once where it can be written"
+            )
+        conn.execute("PRAGMA query_only = ON")
     except BaseException as exc:
         if conn is not None:
             conn.close()

@@ -53,7 +53,7 @@ from typing import Any
 import msgspec
 
 from arena.errors import ArenaError
-from arena.store import NewGame, open_store
+from arena.store import NewGame, disk_full, open_store, os_error_text
 
 __all__ = ["BATCH", "LINGER", "StoreWriter"]
 
@@ -228,17 +228,34 @@ def _serve(results: Path) -> int:
     failed = False
     busy = cpu = 0.0
     games = 0
+    recorded = 0  # games whose rows are committed
+
+    def stop(why: str) -> None:
+        """Say why the run must stop (once), and what is safe: every game committed."""
+        nonlocal failed
+        say(
+            type="error",
+            message=f"{results}: {why}: the run stopped there; the {recorded} game(s) it recorded before are "
+            "kept (once the cause is fixed, the same command plays the rest)",
+        )
+        failed = True
 
     def commit() -> None:
-        nonlocal failed, written, due
+        nonlocal written, due, recorded
         try:
             with store.batch():
                 for tid, row, _, _ in written:
                     store.add_game(row, tid)
+            recorded += len(written)
         except Exception as exc:  # noqa: BLE001 - the run stops with it
-            ids = ", ".join(row.id for _, row, _, _ in written)
-            say(type="error", message=f"cannot record games {ids}: {type(exc).__name__}: {exc}")
-            failed = True
+            ids = ", ".join(row.id for _, row, _, _ in written[:3]) + (" …" if len(written) > 3 else "")
+            if disk_full(exc):
+                # Their replays are written: the next run records them from the files (once there is room).
+                stop(f"the disk is full: cannot record games {ids}")
+            elif isinstance(exc, ArenaError):  # (it names the file and what happened)
+                stop(f"cannot record games {ids}: {exc}")
+            else:
+                stop(f"cannot record games {ids}: {type(exc).__name__}: {exc}")
         written, due = [], math.inf
         pending.clear()
 
@@ -262,11 +279,16 @@ def _serve(results: Path) -> int:
                     pending.add(row.id)
                     games += 1
             except OSError as exc:
-                say(type="error", message=f"cannot record game {row.id}: {type(exc).__name__}: {exc}")
-                failed = True
+                if written:
+                    commit()  # the games before this one are on disk: their rows first
+                if disk_full(exc):
+                    stop(f"the disk is full: cannot record game {row.id} ({exc.strerror or exc})")
+                else:
+                    stop(f"cannot record game {row.id}: its replay cannot be written: {os_error_text(exc)}")
             except ArenaError as exc:
-                say(type="error", message=f"cannot record game {row.id}: {exc}")
-                failed = True
+                if written:
+                    commit()
+                stop(f"cannot record game {row.id}: {exc}")
         if written and (frame is None or failed or len(written) >= BATCH):
             commit()
         busy += time.perf_counter() - t

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["LINE_LIMIT", "NAME_LIMIT", "has_unsafe", "printable", "unsafe_positions", "visible_json"]
+__all__ = ["LINE_LIMIT", "NAME_LIMIT", "has_unsafe", "plural", "printable", "unsafe_positions", "visible_json"]
 
 #: How much of a field meant to be short (a bot's name or version, a seat name) is shown.
 NAME_LIMIT = 64
@@ -39,6 +39,12 @@ _UNSAFE_LINE = re.compile(f"[\n{_UNSAFE_CLASS}]")
 
 
 _NAMED = {"\n": "\\n", "\r": "\\r"}
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``count`` and ``word``, in the plural unless ``count`` is one: "1 symbol", "3 symbols"
+    (``many``: a plural that is not ``word + "s"``)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
 def _escape(char: str) -> str:

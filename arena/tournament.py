@@ -63,7 +63,7 @@ from arena.referee import (
     time_dict,
 )
 from arena.replay import ReplayError, check_recorded_game, encode_replay, read_replay, verify_replay
-from arena.schedule import ScheduledGame, card_ids, games_per_set, make_schedule
+from arena.schedule import ScheduledGame, card_ids, games_cap, games_per_set, make_schedule
 from arena.store import (
     BotRow,
     NewGame,
@@ -338,6 +338,7 @@ class Plan:
     total: int  # games in the schedule
     already: int  # of those, already in the store
     jobs: int
+    games_note: str = ""  # what --games N came to, and why, when it is not N
 
 
 class Reporter(Protocol):
@@ -381,6 +382,7 @@ class RunSummary:
     store_cpu_seconds: float = 0.0  # CPU time of that writing
     play_cpu_seconds: float = 0.0  # CPU time of the whole arena process while the games ran
     void_reasons: list[str] = field(default_factory=list)
+    games_note: str = ""  # what --games N came to, and why, when it is not N
 
     @property
     def done(self) -> int:
@@ -554,7 +556,13 @@ class _Run:
                 already=len(schedule) - len(todo),
                 recovered=len(recovered),
             )
-            plan = Plan(tid, players, self.s.variant.value, summary.total, summary.already, jobs)
+            cap = games_cap(
+                len(names), players=players, deals=self.s.deals, seatings=self.s.seatings, games=self.s.games,
+                gauntlet=self.s.gauntlet,
+            )
+            if cap is not None and cap.note:
+                summary.games_note = f"--games {cap.asked} comes to {cap.games} games: {cap.note}"
+            plan = Plan(tid, players, self.s.variant.value, summary.total, summary.already, jobs, summary.games_note)
             if self.s.cluster is None:  # a cluster run reports it once the cluster's size is known
                 self.rep.planned(plan)
             t_play, c_play = time.monotonic(), time.process_time()

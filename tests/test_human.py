@@ -21,6 +21,7 @@ import termios
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 from rich.console import Console
 from test_sdk import act_message
@@ -28,8 +29,10 @@ from test_sdk import act_message
 from arena.cli_human import Screen
 from arena.engine import GameConfig, Variant, apply_turn, events, new_game
 from arena.human import (
+    CARD_VALUES,
     ChoiceError,
     LeaveTable,
+    card_values,
     choose,
     gain_now,
     order_matters,
@@ -37,7 +40,7 @@ from arena.human import (
     round_points,
     tableau_piles,
 )
-from arena.replay import read_replay, verify_replay
+from arena.replay import ReplayError, read_replay, verify_replay
 from protocol import Act, Card, GameEnd, GameOver, GameStart, Play, Rules, TableauCard, TimeControl
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -166,11 +169,55 @@ def test_leaving_the_table_puts_the_seat_on_autopilot(tmp_path: Path) -> None:
     assert term.expect(PROMPT)
     term.type("q")
     assert term.wait() == 0
-    assert "You left the table" in term.text()
+    screen = " ".join(term.text().split())
+    assert "You left the table (recorded as resigned)" in screen
+    # The arena's result table says resigned, not crash.
+    table = screen[screen.index("seeded random cards to the end of the game.") :]
+    assert "│ resigned" in table and "crash" not in screen
     rep = read_replay(replay)
     assert rep.status == "complete" and rep.result is not None
     assert rep.result.autopilot == [True, False]
-    assert [f.kind for f in rep.faults] == ["crash"]
+    assert [(f.kind, f.seat, f.round, f.turn) for f in rep.faults] == [("resigned", 0, 1, 2)]
+    assert rep.faults[0].message == "left the table: seeded random plays for the rest of the game"
+    mine = [a.status for t in rep.turns for a in t.actions if a.seat == 0]
+    assert mine[:3] == ["ok", "resigned", "autopilot"] and set(mine[2:]) == {"autopilot"}
+    # The resignation re-simulates like any outcome: `arena verify` accepts the replay.
+    verify_replay(rep)
+    verified = subprocess.run(
+        [sys.executable, "-m", "arena", "verify", str(replay)], capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))},
+        check=False,
+    )
+    assert verified.returncode == 0 and "1 replay(s) verified" in verified.stdout, verified.stderr
+
+
+def test_a_resignation_in_a_replay_is_only_for_a_seat_that_left(tmp_path: Path) -> None:
+    """Verification holds a resigned seat to what resigning means: its play that turn is the
+    seeded fallback and it plays no more; a replay edited to say otherwise is refused."""
+    replay = tmp_path / "game.json.gz"
+    term = Terminal(
+        [sys.executable, "-m", "arena", "play", "human", str(ROOT / "example_bots" / "random"),
+         "--seed", "3", "--replay", str(replay)],
+        cwd=tmp_path,
+    )
+    assert term.expect(PROMPT)
+    term.type("q")
+    assert term.wait() == 0
+    rep = read_replay(replay)
+    assert [f.kind for f in rep.faults] == ["resigned"]
+    verify_replay(rep)
+    # The resignation relabelled as any other fault, or as a crash, no longer matches the plays.
+    for kind in ("crash", "timeout"):
+        edited = msgspec.structs.replace(rep, faults=[msgspec.structs.replace(rep.faults[0], kind=kind)])
+        with pytest.raises(ReplayError):
+            verify_replay(edited)
+    # A resigned seat that plays on is refused.
+    turns = [msgspec.structs.replace(t) for t in rep.turns]
+    later = turns[1]
+    actions = [msgspec.structs.replace(a, status="ok") if a.seat == 0 else a for a in later.actions]
+    edited = msgspec.structs.replace(rep, turns=[turns[0], msgspec.structs.replace(later, actions=actions), *turns[2:]])
+    with pytest.raises(ReplayError):
+        verify_replay(edited)
 
 
 def test_ctrl_c_at_the_prompt_ends_the_game_with_a_clear_line(tmp_path: Path) -> None:
@@ -477,7 +524,7 @@ def test_the_screen_shows_names_hands_tableaus_and_the_reveal() -> None:
 
 def test_the_end_of_the_game_shows_puddings_and_the_place() -> None:
     screen, buffer = _screen()
-    screen.names, screen.seat, screen.players, screen.pudding_penalty = ["human", "greedy"], 0, 2, False
+    screen.names, screen.seat, screen.players, screen.seats = ["human", "greedy"], 0, 2, 2
     over = GameOver(
         id=30, game_id="g", scores=[40, 41], puddings=[3, 1], ranks=[2, 1], faults={}, reason="complete",
         last_action=None,
@@ -486,4 +533,47 @@ def test_the_end_of_the_game_shows_puddings_and_the_place() -> None:
     screen.game_over(over)
     shown = buffer.getvalue()
     assert "You placed 2 of 2" in shown
-    assert "you 3 (+6)" in shown and "no penalty with two players" in shown
+    assert "you 3 (+6)" in shown and "no -6 with two players" in shown
+
+
+# -- puddings in the help: right for the table at hand (R12, R15) ---------------------------
+
+
+def test_the_pudding_value_says_what_puddings_are_worth_at_this_table() -> None:  # R12, R15
+    assert card_values(4, 4)["pudding"] == "at the end: most +6, fewest -6"
+    assert card_values(2, 2)["pudding"] == "at the end: most +6 (no -6 with two players)"
+    # The dummy variant: two players, but the dummy is a third seat for puddings, penalty included.
+    assert card_values(2, 3)["pudding"] == "at the end: most +6, fewest -6 (the dummy counts as a third player)"
+    assert {k: v for k, v in card_values(2, 3).items() if k != "pudding"} == {
+        k: v for k, v in CARD_VALUES.items() if k != "pudding"
+    }
+
+
+def test_the_help_in_the_dummy_variant_gives_the_dummys_pudding_rule() -> None:  # R15
+    state = new_game(GameConfig(2, Variant.DUMMY), 4)
+    act = act_message(state, 0, [], None)
+    assert act.controller is not None and len(act.tableaus) == 3
+    person = Person("?", "q")
+    with pytest.raises(LeaveTable):
+        choose(act, person.ask, person.tell)
+    assert "the dummy counts as a third player" in person.told[0]
+    assert "no -6 with two players" not in person.told[0]
+    # Two players without a dummy: no penalty.
+    plain = act_message(new_game(GameConfig(2, Variant.STANDARD), 4), 0, [], None)
+    person = Person("?", "q")
+    with pytest.raises(LeaveTable):
+        choose(plain, person.ask, person.tell)
+    assert "no -6 with two players" in person.told[0]
+
+
+def test_the_end_of_a_dummy_game_scores_puddings_with_the_penalty() -> None:  # R12, R15
+    screen, buffer = _screen()
+    screen.names, screen.seat, screen.players, screen.seats = ["human", "greedy", "dummy"], 0, 2, 3
+    over = GameOver(
+        id=30, game_id="g", scores=[40, 41, 20], puddings=[3, 1, 0], ranks=[2, 1, 3], faults={}, reason="complete",
+        last_action=None,
+        events=[GameEnd(pudding_points=[6, 0, -6], scores=[40, 41, 20], puddings=[3, 1, 0], ranks=[2, 1, 3])],
+    )
+    screen.game_over(over)
+    shown = " ".join(buffer.getvalue().split())
+    assert "Puddings scored (most +6, fewest -6 (the dummy counts as a third player))" in shown

@@ -7,9 +7,18 @@ import math
 from collections import Counter, defaultdict
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.errors import ArenaError
-from arena.schedule import ScheduledGame, ScheduleError, deal_seed, iter_schedule, make_schedule
+from arena.schedule import (
+    ScheduledGame,
+    ScheduleError,
+    deal_seed,
+    games_cap,
+    iter_schedule,
+    make_schedule,
+)
 
 BOTS = [f"bot{i}" for i in range(6)]
 KEY = bytes(range(32))  # a fixed deal key: the schedule is pure, the key is an argument
@@ -214,7 +223,6 @@ def test_fewer_bots_than_players_is_the_callers_to_resolve() -> None:
         ({"seatings": "random"}, "seatings must be one of rotations, all, got 'random'"),
         ({"gauntlet": "nobody"}, "gauntlet bot 'nobody' is not among the bots"),
         ({"games": 0}, "games must be a positive number, got 0"),
-        ({"games": 3}, r"games=3 is fewer than one duplicate set \(4 games"),
     ],
 )
 def test_clear_errors(kwargs: dict, message: str) -> None:
@@ -242,3 +250,67 @@ def test_every_derivation_is_keyed() -> None:
     assert not {g.set_id for g in a} & {g.set_id for g in b}
     with pytest.raises(ScheduleError, match="deal key must be at least 16 bytes"):
         make_schedule(key=b"short", bots=BOTS, players=4)
+
+
+# -- a cap never leaves a bot out ----------------------------------------------------------
+
+
+def test_a_cap_below_what_seats_every_bot_is_rounded_up_and_says_why() -> None:
+    """7 bots at 4-player tables with --games 3: fewer games than one duplicate set, and one
+    set would seat 4 of the 7. Two sets (8 games) seat every bot."""
+    bots = [f"b{i}" for i in range(7)]
+    cap = games_cap(7, players=4, games=3)
+    assert cap is not None and (cap.games, cap.sets, cap.full) == (8, 2, False)
+    assert "a duplicate set is 4 games" in cap.note and cap.note.endswith("and 2 sets are the fewest in which every one of the 7 bots plays")
+    schedule = make_schedule(key=KEY, bots=bots, players=4, games=3)
+    assert len(schedule) == 8
+    assert {b for g in schedule for b in g.seats} == set(bots)
+    # --games 4 (one whole set) is rounded up the same way: one set would leave 3 bots out.
+    assert len(make_schedule(key=KEY, bots=bots, players=4, games=4)) == 8
+
+
+def test_a_cap_between_whole_sets_is_rounded_down_and_says_so() -> None:
+    cap = games_cap(10, players=4, games=30)
+    assert cap is not None and (cap.games, cap.sets) == (28, 7)
+    assert cap.note == "a duplicate set is 4 games (4 players, every rotation of the seats): only whole sets are played"
+    exact = games_cap(10, players=4, games=28)
+    assert exact is not None and (exact.games, exact.note) == (28, "")
+    assert games_cap(10, players=4, games=None) is None
+
+
+def test_a_cap_that_holds_the_whole_design_is_the_whole_design() -> None:
+    cap = games_cap(5, players=4, games=10_000)
+    assert cap is not None and cap.full and cap.games == 5 * 4 and cap.note == ""
+    # Fewer games than one set, and the whole design is one set (4 bots, 4 seats): that set, said.
+    few = games_cap(4, players=4, games=1)
+    assert few is not None and few.full and few.games == 4 and "whole design" in few.note
+    assert len(make_schedule(key=KEY, bots=BOTS[:4], players=4, games=1)) == 4
+
+
+def test_a_capped_gauntlet_meets_every_bot_of_the_field() -> None:
+    bots = [f"b{i}" for i in range(9)]
+    schedule = make_schedule(key=KEY, bots=bots, players=3, games=3, gauntlet="b4")
+    assert len(schedule) == 12  # 8 others, 2 a table: 4 sets of 3 games
+    assert {b for g in schedule for b in g.seats} == set(bots)
+    assert all("b4" in g.seats for g in schedule)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    n=st.integers(2, 14),
+    players=st.integers(2, 5),
+    games=st.integers(1, 200),
+    deals=st.integers(1, 3),
+    seatings=st.sampled_from(["rotations", "all"]),
+    gauntlet=st.booleans(),
+)
+def test_every_bot_plays_whatever_the_cap(n: int, players: int, games: int, deals: int, seatings: str, gauntlet: bool) -> None:
+    if players > n:
+        players = n
+    bots = [f"b{i:02d}" for i in range(n)]
+    g = bots[n // 2] if gauntlet else None
+    schedule = make_schedule(key=KEY, bots=bots, players=players, games=games, deals=deals, seatings=seatings, gauntlet=g)
+    assert {b for game in schedule for b in game.seats} == set(bots)
+    cap = games_cap(n, players=players, deals=deals, seatings=seatings, games=games, gauntlet=g)
+    assert cap is not None and len(schedule) == cap.games
+    assert (cap.games == games) == (cap.note == "") or cap.full

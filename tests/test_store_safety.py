@@ -136,7 +136,7 @@ def test_two_runs_started_together_on_a_new_folder_share_the_games(tmp_path: Pat
     """Started at the same instant on a folder that does not exist yet: the store is
     made once, every game is played once, by one of them."""
     bots = make_bots(tmp_path / "bots")
-    res = tmp_path / "new" / "res"
+    res = tmp_path / "res"  # (its parent exists: a missing parent is refused, see test_results_folder.py)
     procs = [arena(*RUN, "--bots", str(bots), "--results", str(res)) for _ in range(2)]
     done = [finish(p) for p in procs]
     assert [c for c, _, _ in done] == [0, 0], [e for _, _, e in done]

@@ -15,7 +15,9 @@ The referee maps them onto protocol faults:
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import stat
 from collections.abc import Iterator
 
 __all__ = [
@@ -28,6 +30,21 @@ __all__ = [
     "describe_returncode",
     "lone_errors_unwrapped",
 ]
+
+
+def not_executable_hint(program: str, cwd: os.PathLike[str] | str) -> str:
+    """For a program named by a path (``./bot``) that is a file without its execute bit: what
+    to do about it, in a few words; else "". (A bot folder copied without the modes, or a
+    file written by an editor or unpacked from a zip, often lacks it.)"""
+    if "/" not in program:
+        return ""
+    try:
+        mode = os.stat(os.path.join(cwd, program)).st_mode
+    except OSError:
+        return ""
+    if not stat.S_ISREG(mode) or mode & 0o111:
+        return ""
+    return f"its program {program!r} is a file without the execute bit: `chmod +x {program}` in the bot's folder"
 
 
 def describe_returncode(returncode: int | None) -> str:

@@ -26,7 +26,13 @@ from collections.abc import AsyncIterator
 
 import trio
 
-from ._errors import BotCrashed, BotStartError, LineTooLong, lone_errors_unwrapped
+from ._errors import (
+    BotCrashed,
+    BotStartError,
+    LineTooLong,
+    lone_errors_unwrapped,
+    not_executable_hint,
+)
 from ._linereader import BoundedLineReader
 from ._proctree import ProcessTree, become_subreaper, child_setup_hook
 from ._spec import BotSpec, minimal_env
@@ -507,6 +513,9 @@ def _spawn(spec: BotSpec, stderr_cap: int) -> BotProcess:
             reason = exc.strerror + (f": {exc.filename!r}" if exc.filename else "")
         else:
             reason = str(exc)
+        hint = not_executable_hint(spec.argv[0], spec.cwd) if isinstance(exc, PermissionError) else ""
+        if hint:
+            reason = f"{reason}: {hint}"
         raise BotStartError(f"cannot start: {reason}", bot=spec.name, argv=spec.argv) from exc
     finally:
         for fd in (stdin_r, stdout_w, stderr_w):

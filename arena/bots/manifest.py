@@ -25,7 +25,7 @@ from pathlib import Path
 from arena.text import printable
 
 from . import toolchains
-from ._errors import BotError, BotStartError, describe_returncode
+from ._errors import BotError, BotStartError, describe_returncode, not_executable_hint
 from ._process import BotSpec
 from .files import MAX_MANIFEST_BYTES, SKIP_DIRS, BotFilesError, copy_bot, hash_bot, read_small_file
 from .sandbox import (
@@ -255,8 +255,10 @@ def _find_bot(path: Path) -> BotManifest:
                 if not _good_name(path.name):
                     raise ManifestError(f"{path}: a bot's name (here the folder's) must be {_name_rule_for(path.name)}; rename it, or add a {MANIFEST} with a name")
                 return BotManifest(name=path.name, version="", path=path, run=argv, content_hash=content_hash(path))
+        hint = not_executable_hint("./bot", path)
         raise ManifestError(
             f"{path}: not a bot folder: it needs a {MANIFEST}, an executable 'bot', a main.py or a main.js"
+            + (f" ({hint})" if hint else "")
         )
     name = path.name.split(".")[0]
     if path.suffix == ".py":

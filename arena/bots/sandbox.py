@@ -73,7 +73,7 @@ import trio
 from arena.text import printable
 
 from . import _cgroup, _seccomp, toolchains
-from ._errors import BotStartError, lone_errors_unwrapped
+from ._errors import BotStartError, lone_errors_unwrapped, not_executable_hint
 from ._proctree import child_setup_hook, children_of
 from ._tail import ByteTail
 
@@ -705,7 +705,8 @@ def _strict_program(name: str, argv0: str, cwd: Path, env: Mapping[str, str], sa
         if hidden is not None and shown(hidden):
             raise BotStartError(f"cannot start: {argv0!r} not found on its PATH (it is at {hidden})", bot=name, argv=(argv0,))
     if hidden is None:
-        raise BotStartError(f"cannot start: {argv0!r} not found", bot=name, argv=(argv0,))
+        hint = not_executable_hint(argv0, cwd)
+        raise BotStartError(f"cannot start: {hint or f'{argv0!r} not found'}", bot=name, argv=(argv0,))
     real = Path(os.path.realpath(hidden))
     folder = real.parent.parent if real.parent.name == "bin" else real.parent
     what = repr(argv0) if os.path.abspath(os.path.join(cwd, argv0)) == os.path.abspath(hidden) else f"{argv0!r} ({hidden})"
