@@ -78,6 +78,7 @@ def test_a_long_piped_run_gives_every_game_its_whole_line(tmp_path: Path, column
         shutil.copytree(EXAMPLES / name, bots / name, ignore=shutil.ignore_patterns("__pycache__"))
     res = tmp_path / ("a-results-folder-whose-name-is-long-" * 3) / "and-deeper-still" / "results"
     assert len(str(res)) > 140
+    res.parent.mkdir(parents=True)  # a results folder's parent must exist (the run says so otherwise)
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | ({"COLUMNS": columns} if columns else {})
     proc = subprocess.run(
         [sys.executable, "-m", "arena", "run", "--bots", str(bots), "--results", str(res),

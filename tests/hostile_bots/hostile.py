@@ -237,6 +237,8 @@ def tee_hold(hold_s: float, hold_acts: int, think_s: float) -> None:
             line = new_line(0.02)
             if line is None and kept:
                 drop_oldest()
+            elif line is None:  # a request longer than the pipe (acts grow with the game's history)
+                fcntl.fcntl(0, F_SETPIPE_SZ, 1 << 20)
         kept.append(len(line))
         msg = json.loads(line)
         kind, rid = msg["type"], msg["id"]
