@@ -155,7 +155,7 @@ def spin() -> None:
         pass
 
 
-F_SETPIPE_SZ = 1031
+F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032
 
 
 class Flood:
@@ -221,6 +221,11 @@ def tee_hold(hold_s: float, hold_acts: int, think_s: float) -> None:
         rest = data[sum(kept):]
         return rest[: rest.index(b"\n") + 1] if b"\n" in rest else None
 
+    def pipe_full() -> bool:
+        n = libc.tee(0, w, ctypes.c_size_t(1 << 20), 2)
+        size = len(os.read(r, n)) if n > 0 else 0
+        return size >= fcntl.fcntl(0, F_GETPIPE_SZ)
+
     def drop_oldest() -> None:
         n, got = kept.pop(0), 0
         while got < n:
@@ -237,7 +242,7 @@ def tee_hold(hold_s: float, hold_acts: int, think_s: float) -> None:
             line = new_line(0.02)
             if line is None and kept:
                 drop_oldest()
-            elif line is None:  # a request longer than the pipe (acts grow with the game's history)
+            elif line is None and pipe_full():  # a request longer than the pipe (acts grow with the game)
                 fcntl.fcntl(0, F_SETPIPE_SZ, 1 << 20)
         kept.append(len(line))
         msg = json.loads(line)
