@@ -98,10 +98,10 @@ def test_new_prints_the_next_commands_and_json_for_scripts(tmp_path: Path) -> No
     assert "arena validate alpha" in proc.stdout and "arena submit alpha --bots bots" in proc.stdout
     assert "arena run --bots bots" in proc.stdout
     assert not any(line != line.rstrip() for line in proc.stdout.splitlines())
-    proc = arena("new", "beta", "--lang", "c", "--dir", "sub", "--json", cwd=tmp_path)
-    assert proc.returncode == 1 and "sub: does not exist" in proc.stderr  # --dir must exist
-    (tmp_path / "sub").mkdir()
-    proc = arena("new", "beta", "--lang", "c", "--dir", "sub", "--json", cwd=tmp_path)
+    proc = arena("new", "beta", "--lang", "c", "--dir", "sub/deeper", "--json", cwd=tmp_path)
+    assert proc.returncode == 1 and "sub/deeper: does not exist, nor does its parent" in proc.stderr
+    assert not (tmp_path / "sub").exists()
+    proc = arena("new", "beta", "--lang", "c", "--dir", "sub", "--json", cwd=tmp_path)  # one level is made
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["name"] == "beta" and data["lang"] == "c" and data["path"] == "sub/beta"

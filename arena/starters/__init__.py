@@ -58,13 +58,18 @@ def check_name(name: str) -> None:
 
 def write_starter(name: str, lang: str, parent: Path) -> Starter:
     """Write the starter bot ``parent/name`` in ``lang``. Refuses a bad name or language, a
-    missing parent and a folder (or file) that is already there, naming it; never writes
-    into an existing folder. If writing fails half-way, the new folder is removed."""
+    parent whose own parent is missing (a missing ``parent`` alone is made) and a folder
+    (or file) that is already there, naming it; never writes into an existing folder. If writing fails half-way, the new folder is removed."""
     check_name(name)
     if lang not in LANGUAGES:
         raise StarterError(f"--lang {lang!r}: not a language of `arena new`; choose one of {', '.join(LANGUAGES)}")
+    if not parent.exists() and not parent.is_symlink() and parent.parent.is_dir():
+        try:
+            parent.mkdir()  # `--dir bots` in a fresh checkout: the bots folder, one level, is made
+        except OSError as exc:
+            raise StarterError(f"{parent}: cannot create the folder: {os.strerror(exc.errno or errno.EIO)}") from None
     if not parent.is_dir():
-        what = "is not a folder" if parent.exists() else "does not exist"
+        what = "is not a folder" if parent.exists() else "does not exist, nor does its parent"
         raise StarterError(f"{parent}: {what}; give an existing folder with --dir")
     target = parent / name
     try:
