@@ -41,7 +41,8 @@ from arena.bench_referee import compile_instant_bot
 from arena.errors import ArenaError
 from arena.referee import TimeSettings
 from arena.store import open_store
-from arena.tournament import RunSettings, run_tournament
+from arena.tournament.runner import run_tournament
+from arena.tournament.settings import RunSettings
 
 BOTS = 6
 PLAYERS = 4

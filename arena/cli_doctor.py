@@ -29,7 +29,7 @@ def doctor_command(
 
     exposed = None
     if config is not None:
-        from arena.tournament import load_config
+        from arena.tournament.settings import load_config
 
         options = load_config(config)
         if options.get("toolchains") is not None:

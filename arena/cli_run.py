@@ -63,7 +63,7 @@ def _anchor(value: str | None) -> tuple[str, float] | None:
 
 
 def leaderboard_table(st: Any, width: int | None = None) -> Table:
-    """The rich table of a :class:`~arena.standings.Standings`, with as many of its
+    """The rich table of a :class:`~arena.tournament.standings.Standings`, with as many of its
     columns as ``width`` (default: the output's) holds: on a narrow terminal the least
     needed ones go first (peak MB, CPU ms, the version, the interval), never a number
     cut short."""
@@ -98,7 +98,7 @@ def _table_width(table: Table) -> int:
 
 
 def _build_rows_table(rows: list[dict[str, Any]], title: str | Text, dropped: set[str], live: bool) -> Table:
-    from arena.standings import fault_summary
+    from arena.tournament.standings import fault_summary
 
     def shown(col: str) -> bool:
         return col not in dropped
@@ -266,7 +266,7 @@ class ConsoleReporter:
             )
 
     def game_done(self, game: Any, record: Any, done: int, total: int) -> None:
-        from arena.ratings import GameResult
+        from arena.tournament.ratings import GameResult
 
         n = record.config.players
         if record.status == "complete":
@@ -307,7 +307,7 @@ class ConsoleReporter:
             err.print(Text(f"[{done}/{total}] game {record.game_id} {scores}{status}"), highlight=False)
 
     def _live_table(self, done: int, total: int) -> Table:
-        from arena.ratings import bot_stats, fit_elo
+        from arena.tournament.ratings import bot_stats, fit_elo
 
         elo = fit_elo(self.results)
         stats = bot_stats(self.results)
@@ -365,9 +365,10 @@ def run_command(
 ) -> None:
     """Play a round-robin of every bot in a folder (resumable), then print the leaderboard
     and write the HTML report."""
-    from arena.standings import standings, write_leaderboard_files
     from arena.store import open_store
-    from arena.tournament import RunSettings, load_config, run_tournament, settings_from
+    from arena.tournament.runner import run_tournament
+    from arena.tournament.settings import RunSettings, load_config, settings_from
+    from arena.tournament.standings import standings, write_leaderboard_files
 
     options: dict[str, Any] = load_config(config) if config is not None else {}
     given = {
@@ -449,8 +450,8 @@ def leaderboard_command(
     json_output: JsonOption = False,
 ) -> None:
     """The leaderboard of a tournament: Elo with 95% intervals, games, wins, points, faults."""
-    from arena.standings import standings
     from arena.store import open_store
+    from arena.tournament.standings import standings
 
     with open_store(results, create=False, read_only=True) as store:
         st = standings(

@@ -63,7 +63,7 @@ def _sandbox(level: str | None, config: Path | None) -> SandboxSettings:
     confined = sandbox_settings(level if level is not None or config is None else _config_level(config))
     if config is None:
         return confined
-    from arena.tournament import RunSettings, load_config, settings_from
+    from arena.tournament.settings import RunSettings, load_config, settings_from
 
     options = {k: v for k, v in load_config(config).items() if k != "sandbox"}
     settings = settings_from(options, base=RunSettings(bots_dir=Path("."), sandbox=confined)).sandbox
@@ -72,7 +72,7 @@ def _sandbox(level: str | None, config: Path | None) -> SandboxSettings:
 
 
 def _config_level(config: Path) -> str | None:
-    from arena.tournament import load_config
+    from arena.tournament.settings import load_config
 
     return load_config(config).get("sandbox")
 

@@ -43,12 +43,12 @@ from arena.engine import RULES_VERSION, GameConfig, Variant, new_game
 from arena.errors import ArenaError
 from arena.referee import FAULT_KINDS, GameRecord, time_dict
 from arena.replay import Replay, SeatInfo
-from arena.schedule import card_ids
+from arena.tournament.schedule import card_ids
 from arena.worker_game import decode_record
 
 if TYPE_CHECKING:
-    from arena.schedule import ScheduledGame
-    from arena.tournament import Plan, RunSummary, _Run
+    from arena.tournament.runner import Plan, RunSummary, _Run
+    from arena.tournament.schedule import ScheduledGame
 
 #: A game is recorded void (and reported) after failing this many times on workers.
 MAX_FAILURES = 3

@@ -20,8 +20,8 @@ from arena.errors import ArenaError
 from arena.human import HUMAN, find_terminal, human_spec
 from arena.referee import GameRecord, TimeSettings, open_pool, play_game
 from arena.replay import write_replay
-from arena.schedule import keyed_digest
 from arena.text import plural
+from arena.tournament.schedule import keyed_digest
 
 T = TypeVar("T")
 

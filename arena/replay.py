@@ -751,7 +751,7 @@ def check_game_id(replay: Replay, label: str) -> None:
     from types import SimpleNamespace
 
     from arena.referee import TimeSettings, default_game_id  # both import this module
-    from arena.tournament import game_id, seat_identity
+    from arena.tournament.runner import game_id, seat_identity
 
     config = _config_of(replay, label)
     try:

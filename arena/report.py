@@ -54,11 +54,17 @@ from arena.engine.cards import (
 )
 from arena.engine.scoring import maki_points, maki_symbols, set_points
 from arena.errors import ArenaError
-from arena.ratings import bot_stats, fit_elo, head_to_head
 from arena.replay import Replay, ReplayError, plain_name, read_replay
-from arena.standings import Standings, current_games, pick_tournament, results_of, standings
 from arena.store import GameRow, Store, replay_relpath
 from arena.text import NAME_LIMIT, printable, visible_json
+from arena.tournament.ratings import bot_stats, fit_elo, head_to_head
+from arena.tournament.standings import (
+    Standings,
+    current_games,
+    pick_tournament,
+    results_of,
+    standings,
+)
 
 #: Bumped whenever the shape of ``data.js`` or of a game file changes.
 REPORT_FORMAT = 1
@@ -366,7 +372,7 @@ def rating_timeline(games: Sequence[GameRow], points: int = 100, *, shift: float
     """Every bot's Elo after the first n games, for up to ``points`` values of n.
 
     Each point is the same order-independent joint fit as the leaderboard's
-    (:func:`arena.ratings.fit_elo`), refitted on the games recorded so far, so the last
+    (:func:`arena.tournament.ratings.fit_elo`), refitted on the games recorded so far, so the last
     point is the leaderboard's Elo. A fit takes milliseconds, so up to 100 refits cost
     well under a second for thousands of games; with more games than points the
     prefixes are spaced evenly. A bot without a game yet has ``None``. ``shift`` moves

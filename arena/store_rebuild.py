@@ -183,7 +183,7 @@ def _build(
 ) -> None:
     from arena.referee import record_from_replay
     from arena.replay import ReplayError, read_replay, verify_replay
-    from arena.tournament import game_row
+    from arena.tournament.runner import game_row
 
     old_bots = {  # id -> name, version, hash, path
         r[1]: (r[2], str(r[3]), r[4], _text(r[5]) or "") for r in salvage["bots"] if _text(r[2]) and _text(r[4])
@@ -299,7 +299,7 @@ def _set_of(
     """The duplicate set of a game whose row is lost: the set of the tournament whose
     seed and deals give its deal to its table under the store's deal ``key`` (exact);
     else one named after the deal and the table, which groups the same games (1: guessed)."""
-    from arena.schedule import deal_seed, set_id
+    from arena.tournament.schedule import deal_seed, set_id
 
     for t in tournaments if key is not None else ():
         seed, deals = t.config.get("seed"), t.config.get("deals")

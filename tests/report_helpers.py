@@ -7,7 +7,8 @@ import shutil
 from pathlib import Path
 
 from arena.referee import TimeSettings
-from arena.tournament import RunSettings, run_tournament
+from arena.tournament.runner import run_tournament
+from arena.tournament.settings import RunSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"

@@ -11,7 +11,8 @@ import pytest
 
 from arena.bench_tournament import GAMES_PER_DEAL, bench_tournament, make_instant_bots
 from arena.store import open_store
-from arena.tournament import RunSettings, run_tournament
+from arena.tournament.runner import run_tournament
+from arena.tournament.settings import RunSettings
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="the instant bots are compiled with cc")
 

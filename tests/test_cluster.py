@@ -33,7 +33,8 @@ from arena.cluster import ClusterTarget, parse_cluster
 from arena.cluster_task import CRASH_ENV
 from arena.errors import ArenaError
 from arena.store import DB_NAME, open_store
-from arena.tournament import RunSettings, run_tournament
+from arena.tournament.runner import run_tournament
+from arena.tournament.settings import RunSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"

@@ -291,7 +291,7 @@ def test_an_operators_toolchain_folder_is_shown_and_nothing_beside_it(tmp_path: 
 
 
 def test_a_competition_config_sets_toolchains_and_the_build_cap(tmp_path: Path) -> None:
-    from arena.tournament import RunSettings, load_config, settings_from
+    from arena.tournament.settings import RunSettings, load_config, settings_from
 
     (tmp_path / "node-20").mkdir()
     config = tmp_path / "cup.toml"

@@ -82,7 +82,7 @@ import sys
 
 from arena.engine import GameConfig, new_game
 from arena.referee import bot_seed
-from arena.schedule import keyed_digest
+from arena.tournament.schedule import keyed_digest
 
 NAME = "predictor"
 SEEDS = 150

@@ -14,7 +14,7 @@ import random
 import pytest
 
 from arena.errors import ArenaError
-from arena.ratings import (
+from arena.tournament.ratings import (
     GameResult,
     RatingError,
     bot_stats,
@@ -24,7 +24,7 @@ from arena.ratings import (
     pair_scores,
     rate,
 )
-from arena.schedule import make_schedule
+from arena.tournament.schedule import make_schedule
 
 # --- simulation helpers ------------------------------------------------------------------------
 

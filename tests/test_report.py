@@ -31,8 +31,8 @@ from arena.report import (
     round_breakdown,
     write_report,
 )
-from arena.standings import standings
 from arena.store import open_store
+from arena.tournament.standings import standings
 
 # The one absolute URL the pages may hold: the SVG namespace, which names, never fetches.
 SVG_NAMESPACE = "http://www.w3.org/2000/svg"

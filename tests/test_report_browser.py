@@ -17,8 +17,8 @@ from report_helpers import EXAMPLES, make_tournament
 
 from arena.replay import read_replay
 from arena.report import replay_page, write_report
-from arena.standings import standings
 from arena.store import open_store
+from arena.tournament.standings import standings
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [

@@ -223,7 +223,7 @@ def test_without_strict_support_a_run_falls_back_to_limits_with_one_warning(
 
 
 def test_a_competition_config_sets_the_level_and_the_caps(tmp_path: Path) -> None:
-    from arena.tournament import RunSettings, load_config, settings_from
+    from arena.tournament.settings import RunSettings, load_config, settings_from
 
     config = tmp_path / "cup.toml"
     config.write_text('bots = "bots"\nsandbox = "limits"\n[limits]\nmemory_mb = 128\nprocesses = 8\n')

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.errors import ArenaError
-from arena.schedule import (
+from arena.tournament.schedule import (
     ScheduledGame,
     ScheduleError,
     deal_seed,

@@ -24,7 +24,7 @@ from arena.bots.manifest import BuildError, ManifestError, find_bot, prepare_bot
 from arena.bots.sandbox import DEFAULT_BUILD_LIMITS, Level, SandboxSettings
 from arena.engine import GameConfig
 from arena.referee import DEFAULT_TIME, open_pool, play_game
-from arena.tournament import load_config
+from arena.tournament.settings import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
@@ -307,7 +307,7 @@ def test_a_build_gets_its_own_process_cap_and_temp_space_not_the_bots_game_limit
 
 
 def test_build_limits_are_read_from_the_runs_config(tmp_path: Path) -> None:
-    from arena.tournament import settings_from
+    from arena.tournament.settings import settings_from
 
     cfg = tmp_path / "arena.toml"
     cfg.write_text("build_processes = 1024\n[limits]\nbuild_tmp_mb = 2048\nbuild_memory_mb = 4096\n")

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 
 from arena.cli import app
 from arena.store import DB_NAME, open_store
-from arena.tournament import RunSettings, game_id, load_config, run_tournament, settings_from
+from arena.tournament.runner import game_id, run_tournament
+from arena.tournament.settings import RunSettings, load_config, settings_from
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
