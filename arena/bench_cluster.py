@@ -73,7 +73,7 @@ class _Clock(SilentReporter):
 
 def bench_cluster(deals: int = 1) -> ClusterBench:
     """Play ``deals`` × 60 four-player games locally (2 jobs), then on ``local:2``."""
-    from arena.cluster import require_dask
+    from arena.executors.cluster import require_dask
 
     require_dask()
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-cluster-"))
@@ -144,7 +144,7 @@ def _game_process_ms(runs: int = 20) -> float:
     """Median wall ms from asking a worker's zygote for a game process to its answer, for
     a job it rejects at once: the fork, the connection, the reply (the zygote itself
     starts once per worker process, before the first game, and is not counted)."""
-    from arena.cluster_task import zygote
+    from arena.executors.cluster_task import zygote
 
     def once() -> float:
         t = time.perf_counter()

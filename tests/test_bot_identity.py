@@ -32,12 +32,12 @@ from arena.bots.manifest import (
 )
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.engine import GameConfig
+from arena.executors.worker_game import ProcessJob, decode_record, encode_job, run_job
 from arena.play import play_one
 from arena.referee import DEFAULT_TIME, open_pool, time_dict
 from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings
 from arena.validate import validate_bot
-from arena.worker_game import GameJob, decode_record, encode_job, run_job
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
@@ -400,7 +400,7 @@ def test_validate_play_and_a_cluster_game_all_run_the_hashed_copy(tmp_path: Path
     unpacked = unpack_bundle(bundle_bot(manifest), "wired", manifest.content_hash, tmp_path / "worker" / "bots")
     assert not (unpacked.path / "__pycache__").exists()
     minimal = find_bot(EXAMPLES / "minimal")
-    job = GameJob(game_id="0123456789abcdef", seed=7, players=2, variant="standard", time=time_dict(FAST),
+    job = ProcessJob(game_id="0123456789abcdef", seed=7, players=2, variant="standard", time=time_dict(FAST),
                   seats=[unpacked, minimal], build_cache=str(tmp_path / "worker" / "build"))
     status, payload = run_job(encode_job(job))
     assert status == 0, payload

@@ -3,7 +3,7 @@
 On one machine, with a LocalCluster of 2 worker processes (``--cluster local:2``): the
 same tournament and seed give the same games and the same leaderboard as a local run;
 a worker killed in the middle of a game (the test-only crash injection of
-:mod:`arena.cluster_task`) still yields every game exactly once, and takes the game's
+:mod:`arena.executors.cluster_task`) still yields every game exactly once, and takes the game's
 processes with it; a bot with a build step is built on the workers; a game that keeps
 failing on the workers is recorded void with the reason, never dropped. Without
 ``--cluster`` nothing imports Dask, and without Dask ``--cluster`` says what to install.
@@ -29,9 +29,9 @@ from arena.bots.bundle import BundleError, bundle_bot, unpack_bundle
 from arena.bots.manifest import content_hash, find_bot
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.cli import app
-from arena.cluster import ClusterTarget, parse_cluster
-from arena.cluster_task import CRASH_ENV
 from arena.errors import ArenaError
+from arena.executors.cluster import ClusterTarget, parse_cluster
+from arena.executors.cluster_task import CRASH_ENV
 from arena.store import DB_NAME, open_store
 from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings
@@ -123,7 +123,7 @@ def test_a_bundle_carries_a_bot_exactly_and_refuses_anything_else(tmp_path: Path
 
 
 def test_a_dead_zygote_is_replaced_and_a_bad_job_is_answered_with_the_reason() -> None:
-    from arena.cluster_task import zygote
+    from arena.executors.cluster_task import zygote
 
     def ask(data: bytes) -> tuple[int, bytes, bytes]:
         with zygote().connect() as conn:
@@ -193,12 +193,12 @@ def test_workers_without_seats_are_named(tmp_path: Path) -> None:
 def test_workers_that_cannot_provide_the_runs_sandbox_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from distributed import LocalCluster
 
-    import arena.cluster_task
+    import arena.executors.cluster_task
 
     def no_limits(level: str) -> None:
         raise ValueError(f"no {level} here: this worker lacks what it takes")
 
-    monkeypatch.setattr(arena.cluster_task, "resolve_level", no_limits)  # the workers below run in this process
+    monkeypatch.setattr(arena.executors.cluster_task, "resolve_level", no_limits)  # the workers below run in this process
     bots = tmp_path / "bots"
     for name in ("random", "minimal"):
         shutil.copytree(EXAMPLES / name, bots / name, ignore=shutil.ignore_patterns("__pycache__"))

@@ -12,10 +12,12 @@ What a run does, in order:
    the store, from this run killed half-way or from any earlier run, is never played
    again, and two seatings are two games even of bots with identical files;
 3. records from its replay file any game a killed run wrote but did not commit, then
-   plays the missing games, ``jobs`` at a time, reusing bot processes across games but
-   never within a duplicate set (each bot keeps one process per game of a set);
-   each finished game is handed to the one writer, a process of its own
-   (:mod:`arena.store_writer`): replay file first, then the database rows;
+   hands the missing games, as game jobs, to an executor (:mod:`arena.executors`): the
+   local one plays them ``jobs`` at a time, reusing bot processes across games but
+   never within a duplicate set (each bot keeps one process per game of a set), the
+   Dask one (``--cluster``) as tasks on many machines; each finished game is handed to
+   the one writer, a process of its own (:mod:`arena.store_writer`): replay file first,
+   then the database rows;
 4. on Ctrl-C (SIGINT) or SIGTERM: the games in flight are abandoned (not recorded),
    the finished ones are kept, every bot process ends, and running the same command
    again resumes.
@@ -37,7 +39,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -48,14 +50,13 @@ from arena.bots.manifest import BotManifest, discover_bots, prepare_bot
 from arena.bots.sandbox import build_in_thread
 from arena.engine import RULES_VERSION, GameConfig
 from arena.errors import ArenaError
+from arena.executors.jobs import Executor, GameJob, SeatBot
+from arena.executors.local import LocalExecutor
 from arena.referee import (
     BotFault,
     GameRecord,
-    Player,
-    PlayerPool,
     TimeSettings,
     open_pool,
-    play_game,
     record_from_replay,
     time_dict,
 )
@@ -198,7 +199,7 @@ def run_tournament(
     caller closes it (to write the leaderboard and the report as the same writer)."""
     rep = reporter or SilentReporter()
     if settings.cluster is not None:  # only then is Dask needed: fail before any work if it is missing
-        from arena.cluster import check_reachable, parse_cluster, require_dask
+        from arena.executors.cluster import check_reachable, parse_cluster, require_dask
 
         target = parse_cluster(settings.cluster)
         require_dask()
@@ -238,14 +239,12 @@ class _Run:
         self.rep = reporter
         self.manifests = manifests
         self.skipped = [Skipped(p.name.split(".")[0], str(p), msg) for p, msg in errors]
-        self.idle: dict[str, list[Player]] = {}
-        self.specs: dict[str, Any] = {}
+        self.seats: dict[str, SeatBot] = {}  # each entrant's bot, as the executors take it
         self.entrants: dict[str, Entrant] = {}
         self.writer: StoreWriter | _NullWriter | None = None
         # The store's secret: every deal seed, set id and card labelling of this run is keyed
         # with it, so that the same store and seed give the same games and no bot can compute one.
         self.key = store.deal_key()
-        self.processes_per_bot = 1  # set once the format is known (see _take)
 
     async def main(self) -> RunSummary:
         t0 = time.monotonic()
@@ -269,7 +268,8 @@ class _Run:
             except ValueError as exc:
                 raise ArenaError(str(exc)) from None
         async with open_pool() as pool:
-            await self._enter_bots(pool, ts)
+            local = LocalExecutor(pool)  # it plays the games here, and greets the bots in any case
+            await self._enter_bots(local, ts)
             names = sorted(self.entrants)
             players = self.s.format_players(len(names))
             try:
@@ -316,7 +316,7 @@ class _Run:
             # A process never plays two games of one duplicate set (play_game restarts it);
             # a bot keeps as many processes as a set has games (up to the players, plus one per
             # extra job), each playing one game of every set, so that steady play restarts none.
-            self.processes_per_bot = min(games_per_set(players, self.s.seatings), players) + jobs - 1
+            local.processes_per_bot = min(games_per_set(players, self.s.seatings), players) + jobs - 1
             summary = RunSummary(
                 tournament_id=tid,
                 results=self.s.results,
@@ -341,11 +341,9 @@ class _Run:
             await trio.to_thread.run_sync(make_replay_folders, self.s.results)
             try:
                 if self.s.cluster is None:
-                    await self._play_all(pool, config, tid, todo, jobs, summary)
+                    await self._play_all(local, jobs, config, tid, todo, summary)
                 else:
-                    from arena.cluster import play_on_cluster
-
-                    await play_on_cluster(self, config, tid, todo, summary, plan)
+                    await self._play_on_cluster(local, config, tid, todo, summary, plan)
             finally:
                 with trio.CancelScope(shield=True):  # every finished game reaches the store
                     await trio.to_thread.run_sync(self.writer.close)
@@ -364,7 +362,7 @@ class _Run:
             tid, [e.row for e in self.entrants.values()], [(k.name, k.path, k.reason) for k in self.skipped]
         )
 
-    async def _enter_bots(self, pool: PlayerPool, ts: TimeSettings) -> None:
+    async def _enter_bots(self, local: LocalExecutor, ts: TimeSettings) -> None:
         """Build and start every bot once (the handshake); keep the started process
         for the first game. Bots are entered one at a time, so that start-up times
         are measured on a quiet machine."""
@@ -376,7 +374,8 @@ class _Run:
                 self._skip(m, f"build failed: {exc}")
                 continue
             row = await trio.to_thread.run_sync(self.store.bot, m.name, m.version, m.content_hash, str(m.path))
-            player = pool.player(spec, version=m.version, content_hash=m.content_hash)
+            seat = SeatBot(spec, m)
+            player = local.new_player(seat)
             t = trio.current_time()
             try:
                 await player.start(ts)
@@ -385,8 +384,8 @@ class _Run:
                 self._skip(m, f"cannot start ({fault.kind}): {fault.message}" + (f" — stderr: {' | '.join(tail)}" if tail else ""))
                 await player.close()
                 continue
-            self.specs[m.name] = spec
-            self.idle.setdefault(m.name, []).append(player)
+            self.seats[m.name] = seat
+            local.keep(m.name, player)  # for its first game
             entrant = Entrant(m, row, round(1000 * (trio.current_time() - t), 1))
             self.entrants[m.name] = entrant
             self.rep.bot_ready(entrant)
@@ -396,69 +395,98 @@ class _Run:
         self.skipped.append(sk)
         self.rep.bot_skipped(sk)
 
-    def _take(self, pool: PlayerPool, name: str, seed: int) -> Player:
-        """A player of bot ``name`` for a game of the deal ``seed``: an idle one whose process
-        has not seen that deal, else a new one while the bot has fewer than
-        ``processes_per_bot``, else an idle one (:func:`play_game` restarts it)."""
-        free = self.idle.setdefault(name, [])
-        for i in range(len(free) - 1, -1, -1):
-            if not free[i].has_seen(seed):
-                return free.pop(i)
-        owned = sum(1 for p in pool.players if p.name == name)
-        if free and owned >= self.processes_per_bot:
-            return free.pop()
-        e = self.entrants[name]
-        return pool.player(self.specs[name], version=e.manifest.version, content_hash=e.manifest.content_hash)
+    def _jobs(self, config: GameConfig, todo: Sequence[tuple[ScheduledGame, str]]) -> list[GameJob]:
+        """The games to play as the executors take them (each bot known by its seat)."""
+        return [
+            GameJob(gid, tuple(self.seats[name] for name in game.seats), game.seed, config, self.s.time, card_ids(self.key, gid))
+            for game, gid in todo
+        ]
 
     async def _play_all(
         self,
-        pool: PlayerPool,
+        executor: Executor,
+        concurrency: int | None,
         config: GameConfig,
         tid: str,
         todo: list[tuple[ScheduledGame, str]],
-        jobs: int,
         summary: RunSummary,
     ) -> None:
-        queue = iter(todo)
+        """Play ``todo`` through ``executor``, handing each finished game to the one
+        writer and to the reporter; on SIGINT or SIGTERM, the games in flight are
+        abandoned and the run is marked interrupted."""
+        games = {gid: game for game, gid in todo}
         done = summary.already
 
         writer = self.writer
         assert writer is not None
 
-        async def worker() -> None:
+        def finished(job: GameJob, record: GameRecord) -> None:
             nonlocal done
-            for game, gid in queue:  # a shared iterator: each game goes to one worker
-                if writer.error is not None:
-                    return  # the store failed: stop, the error is raised once all have stopped
-                players = [self._take(pool, name, game.seed) for name in game.seats]
-                try:
-                    record = await play_game(
-                        players, config, game.seed, time_settings=self.s.time, game_id=gid, ids=card_ids(self.key, gid)
-                    )
-                finally:
-                    for name, p in zip(game.seats, players, strict=True):
-                        self.idle[name].append(p)
-                writer.submit(tid, game, record, config)
-                if record.status == "void":
-                    summary.void += 1
-                    summary.void_reasons.append(f"game {gid}: {record.void_reason.splitlines()[0]}")
-                else:
-                    summary.played += 1
-                    done += 1
-                self.rep.game_done(game, record, done, summary.total)
+            game = games[job.game_id]
+            writer.submit(tid, game, record, config)
+            if record.status == "void":
+                summary.void += 1
+                summary.void_reasons.append(f"game {job.game_id}: {record.void_reason.splitlines()[0]}")
+            else:
+                summary.played += 1
+                done += 1
+            self.rep.game_done(game, record, done, summary.total)
 
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._watch_signals, nursery.cancel_scope, summary, pool)
-            async with trio.open_nursery() as games:
-                for _ in range(jobs):
-                    games.start_soon(worker)
+            nursery.start_soon(self._watch_signals, nursery.cancel_scope, summary, executor)
+            # The store failed: no new game starts; the error is raised once all have stopped.
+            await executor.play(
+                self._jobs(config, todo), finished, concurrency=concurrency, keep_going=lambda: writer.error is None
+            )
             nursery.cancel_scope.cancel()  # all played: stop watching signals
 
-    async def _watch_signals(self, scope: trio.CancelScope, summary: RunSummary, pool: PlayerPool) -> None:
+    async def _play_on_cluster(
+        self,
+        local: LocalExecutor,
+        config: GameConfig,
+        tid: str,
+        todo: list[tuple[ScheduledGame, str]],
+        summary: RunSummary,
+        plan: Plan,
+    ) -> None:
+        """Play ``todo`` on the run's cluster; the plan is reported once the cluster is
+        known (its games at once replace the local ``jobs``)."""
+        from arena.executors.cluster import (
+            ClusterLostError,
+            DaskExecutor,
+            parse_cluster,
+            require_dask,
+        )
+
+        require_dask()
+        target = parse_cluster(self.s.cluster or "")
+        if not todo:  # everything is in the store already: no cluster needed
+            self.rep.planned(plan)
+            return
+        await local.release("the games are played on a cluster")  # started only to greet the bots
+
+        def ready(info: Any, at_once: int) -> None:
+            self.rep.planned(replace(plan, jobs=at_once))
+            cluster_ready = getattr(self.rep, "cluster_ready", None)
+            if cluster_ready is not None:
+                cluster_ready(info)
+
+        executor = DaskExecutor(
+            target, self.sandbox, local_cache=self.s.results.resolve() / "worker-cache", on_ready=ready
+        )
+        try:
+            await self._play_all(executor, self.s.jobs, config, tid, todo, summary)
+        except ClusterLostError as exc:
+            raise ArenaError(
+                f"lost the Dask scheduler at {exc.scheduler} ({summary.done} games of {summary.total} are in the "
+                "store); once it is back, run the same command again to play the rest"
+            ) from None
+
+    async def _watch_signals(self, scope: trio.CancelScope, summary: RunSummary, executor: Executor) -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for _ in signals:
                 summary.interrupted = True
-                pool.hurry()  # every bot ends at once, not with a run's polite graces
+                executor.hurry()  # every game and bot ends at once, not with a run's polite graces
                 scope.cancel()
                 return
 

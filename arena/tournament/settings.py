@@ -41,7 +41,7 @@ class RunSettings:
     time: TimeSettings = DEFAULT_TIME
     name: str | None = None  # the tournament's id; default derived from the settings
     sandbox: SandboxSettings | None = None  # None: strict where the machine supports it, else limits
-    cluster: str | None = None  # play the games on Dask: a scheduler's address or local:N (arena.cluster)
+    cluster: str | None = None  # play the games on Dask: a scheduler's address or local:N (arena.executors.cluster)
     record: bool = True  # False: play the games without storing them (only for measuring the store's cost)
 
     def format_players(self, n_bots: int) -> int:
@@ -245,7 +245,7 @@ def _check_config_value(path: Path, key: str, norm: str, value: Any) -> None:
         except ValueError:
             raise ArenaError(f"{where} takes BOT=ELO, e.g. {key} = \"greedy=1500\"; not {value!r}") from None
     if norm == "cluster":
-        from arena.cluster import parse_cluster  # Dask itself is imported only to play
+        from arena.executors.cluster import parse_cluster  # Dask itself is imported only to play
 
         try:
             parse_cluster(value)

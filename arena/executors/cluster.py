@@ -1,19 +1,18 @@
-"""`arena run --cluster`: a tournament's games played as Dask tasks on many machines.
+"""The Dask executor: game jobs played as Dask tasks on many machines (`arena run --cluster`).
 
-The local machine does everything but the games: it finds, builds and greets the bots,
-makes the schedule and the game ids, skips games already in the store, and records
-each finished game with the run's one writer, as a local run does. Only the games
-move: each is a task (:func:`arena.cluster_task.run_game`) that Dask places on a
-worker with enough free ``seats`` (a worker resource: one per core), given plain data,
-the job and the bundles of its bots. Each bot folder is bundled once, by content hash,
-and sent to a worker once; a worker unpacks and builds it once per machine.
+The caller's machine keeps everything but the games: it finds, builds and greets the
+bots, decides the games and records them. Only the games move: each job is a task
+(:func:`arena.executors.cluster_task.run_game`) that Dask places on a worker with enough
+free ``seats`` (a worker resource: one per core), given plain data, the job and the
+bundles of its bots. Each bot folder is bundled once, by content hash, and sent to a
+worker once; a worker unpacks and builds it once per machine.
 
 Failures: Dask runs a dead worker's games again elsewhere; a game whose task fails
 (or that keeps killing workers, Dask's ``KilledWorker``) is tried again until it has
-failed :data:`MAX_FAILURES` times, then recorded void with the reasons, so it is
-reported and played again by the next run, never dropped. Ctrl-C stops sending games,
-cancels the ones not finished (their results are not recorded) and leaves the store
-as consistent as a local run does; running again resumes.
+failed :data:`MAX_FAILURES` times, then reported void with the reasons, so that the
+caller records it and plays it again later, never drops it. Stopping (:meth:`DaskExecutor.hurry`
+or a cancelled caller) stops sending games and cancels the ones not finished (they are
+never reported).
 
 Dask is an optional dependency (the ``cluster`` extra): nothing imports this module
 unless a run asks for a cluster, and then :func:`require_dask` says what to install.
@@ -31,24 +30,22 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import trio
 
 from arena import __version__
 from arena.bots import BotError
 from arena.bots.bundle import bundle_bot
-from arena.engine import RULES_VERSION, GameConfig, Variant, new_game
+from arena.bots.sandbox import SandboxSettings
+from arena.engine import RULES_VERSION, Variant, new_game
 from arena.errors import ArenaError
+from arena.executors.jobs import GameJob, OnRecord
+from arena.executors.worker_game import decode_record
 from arena.referee import FAULT_KINDS, GameRecord, time_dict
 from arena.replay import Replay, SeatInfo
-from arena.tournament.schedule import card_ids
-from arena.worker_game import decode_record
-
-if TYPE_CHECKING:
-    from arena.tournament.runner import Plan, RunSummary, _Run
-    from arena.tournament.schedule import ScheduledGame
 
 #: A game is recorded void (and reported) after failing this many times on workers.
 MAX_FAILURES = 3
@@ -151,73 +148,95 @@ class ClusterInfo:
 
 @dataclass(slots=True)
 class _Pending:
-    game: ScheduledGame
-    gid: str
+    job: GameJob
     failures: list[str] = field(default_factory=list)
 
 
-async def play_on_cluster(
-    run: _Run,
-    config: GameConfig,
-    tid: str,
-    todo: list[tuple[ScheduledGame, str]],
-    summary: RunSummary,
-    plan: Plan,
-) -> None:
-    """Play ``todo`` on the run's cluster, handing each finished game to the run's
-    writer and reporter as :meth:`_Run._play_all` does. Reports the plan once the
-    cluster is known (its games at once replace the local ``jobs``)."""
-    require_dask()
-    target = parse_cluster(run.s.cluster or "")
-    if not todo:  # everything is in the store already: no cluster needed
-        run.rep.planned(plan)
-        return
-    for players in run.idle.values():  # started only to greet the bots: the games run elsewhere
-        for p in players:
-            await p.shutdown("the games are played on a cluster")
-    run.idle.clear()
-    session = _Session(run, target, config, tid, todo, summary, plan)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_watch_signals, session, summary)
-        try:
-            await trio.to_thread.run_sync(session.run)
-        finally:
-            nursery.cancel_scope.cancel()
+class ClusterLostError(ArenaError):
+    """The client gave up on the scheduler (Dask tries to reconnect for a while first):
+    the games sent are lost, the ones already reported are not."""
+
+    def __init__(self, scheduler: str) -> None:
+        super().__init__(f"lost the Dask scheduler at {scheduler}")
+        self.scheduler = scheduler
 
 
-async def _watch_signals(session: _Session, summary: RunSummary) -> None:
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for _ in signals:
-            summary.interrupted = True
-            session.stop.set()
-            return
-
-
-class _Session:
-    """The cluster side of one run; :meth:`run` is called in a thread of its own and
-    talks to trio (the reporter) through ``trio.from_thread``."""
+class DaskExecutor:
+    """An :class:`~arena.executors.jobs.Executor` that plays each game as a Dask task
+    on the cluster at ``target``, its bots confined by ``sandbox`` as they would be here.
+    ``local_cache``: where a LocalCluster's workers keep unpacked and built bots (a
+    scheduler's own workers use theirs). ``on_ready`` is told, in the trio thread, the
+    cluster once its workers are checked and the games it will run at once."""
 
     def __init__(
         self,
-        run: _Run,
         target: ClusterTarget,
-        config: GameConfig,
-        tid: str,
-        todo: Sequence[tuple[ScheduledGame, str]],
-        summary: RunSummary,
-        plan: Plan,
+        sandbox: SandboxSettings,
+        *,
+        local_cache: Path | None = None,
+        on_ready: Callable[[ClusterInfo, int], None] | None = None,
     ) -> None:
-        self.run_ = run
-        self.todo = todo
         self.target = target
-        self.config = config
-        self.tid = tid
-        self.summary = summary
-        self.plan = plan
+        self.sandbox = sandbox
+        self.local_cache = local_cache
+        self.on_ready = on_ready
         self.stop = threading.Event()
+
+    def hurry(self) -> None:
+        self.stop.set()  # stop sending games; the ones not finished are cancelled
+
+    async def play(
+        self,
+        jobs: Sequence[GameJob],
+        on_record: OnRecord,
+        *,
+        concurrency: int | None = None,
+        keep_going: Callable[[], bool] | None = None,
+    ) -> None:
+        """``concurrency``: games sent at once (default: twice the games the cluster
+        runs at once, so that each worker has a queue and no idle gap)."""
+        require_dask()
+        if not jobs:
+            return
+        session = _Session(self, jobs, on_record, concurrency, keep_going or (lambda: True))
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_stop_when_cancelled, self.stop)
+            try:
+                await trio.to_thread.run_sync(session.run)
+            finally:
+                nursery.cancel_scope.cancel()
+
+
+async def _stop_when_cancelled(stop: threading.Event) -> None:
+    """The session's thread cannot be cancelled: a cancelled caller stops it instead."""
+    try:
+        await trio.sleep_forever()
+    finally:
+        stop.set()
+
+
+class _Session:
+    """The cluster side of one :meth:`DaskExecutor.play`; :meth:`run` is called in a
+    thread of its own and talks to trio (``on_record``) through ``trio.from_thread``."""
+
+    def __init__(
+        self,
+        executor: DaskExecutor,
+        todo: Sequence[GameJob],
+        on_record: OnRecord,
+        concurrency: int | None,
+        keep_going: Callable[[], bool],
+    ) -> None:
+        self.executor = executor
+        self.todo = todo
+        self.target = executor.target
+        self.config = todo[0].config
+        self.on_record = on_record
+        self.concurrency = concurrency
+        self.keep_going = keep_going
+        self.stop = executor.stop
         self.client: Any = None
         self.cluster: Any = None
-        self.done = summary.already
         self.delivered: set[str] = set()
         self.token = secrets.token_hex(4)  # task keys of this run
 
@@ -228,12 +247,9 @@ class _Session:
             info = self.open()
             if info is None or self.stop.is_set():
                 return
-            window = self.run_.s.jobs or 2 * info.slots  # a queue on each worker: no idle gap
-            plan = replace(self.plan, jobs=min(window, info.slots))
-            trio.from_thread.run_sync(self.run_.rep.planned, plan)
-            ready = getattr(self.run_.rep, "cluster_ready", None)
-            if ready is not None:
-                trio.from_thread.run_sync(ready, info)
+            window = self.concurrency or 2 * info.slots  # a queue on each worker: no idle gap
+            if self.executor.on_ready is not None:
+                trio.from_thread.run_sync(self.executor.on_ready, info, min(window, info.slots))
             self.play(info, window)
         finally:
             self.close()
@@ -311,7 +327,7 @@ class _Session:
                     f"{addr} runs arena {fact['arena']} (rules {fact['rules']}), this run needs arena {__version__} "
                     f"(rules {RULES_VERSION})"
                 )
-            elif (level := self.run_.sandbox.level.value) in fact["sandbox_missing"]:
+            elif (level := self.executor.sandbox.level.value) in fact["sandbox_missing"]:
                 wrong.append(f"{addr} cannot run bots in the {level} sandbox: {fact['sandbox_missing'][level]}")
         if wrong:
             raise ArenaError(f"Dask scheduler at {address}: " + "; ".join(wrong))
@@ -359,45 +375,41 @@ class _Session:
     def play(self, info: ClusterInfo, window: int) -> None:
         from distributed import KilledWorker
 
-        from arena.cluster_task import identity, run_game
+        from arena.executors.cluster_task import identity, run_game
 
-        run = self.run_
         client = self.client
-        if not self.todo:
-            return
+        bots = {seat.name: seat.manifest for job in self.todo for seat in job.seats}
         bundles: dict[str, Any] = {}
-        for name, entrant in run.entrants.items():
+        for name, manifest in bots.items():
             try:
-                data = bundle_bot(entrant.manifest)
+                data = bundle_bot(manifest)
             except (OSError, BotError) as exc:
-                raise ArenaError(f"bot {name}: cannot bundle {entrant.manifest.path} for the workers: {exc}") from None
-            bundles[name] = client.submit(
-                identity, data, key=f"arena-bundle-{name}-{entrant.manifest.content_hash}", pure=False
-            )
-        hashes = {name: e.manifest.content_hash for name, e in run.entrants.items()}
-        cache = str(run.s.results.resolve() / "worker-cache") if self.target.address is None else None
+                raise ArenaError(f"bot {name}: cannot bundle {manifest.path} for the workers: {exc}") from None
+            bundles[name] = client.submit(identity, data, key=f"arena-bundle-{name}-{manifest.content_hash}", pure=False)
+        hashes = {name: m.content_hash for name, m in bots.items()}
+        local_cache = self.executor.local_cache
+        cache = str(local_cache.resolve()) if self.target.address is None and local_cache is not None else None
         resources = {"seats": info.seats_per_game}
         finished: queue.SimpleQueue[Any] = queue.SimpleQueue()
         pending: dict[Any, _Pending] = {}
         base_job = {
-            "players": self.config.players,
-            "variant": self.config.variant.value,
-            "time": time_dict(run.s.time),
             "hashes": hashes,
             "cache": cache,
             "rules": RULES_VERSION,
-            "sandbox": run.sandbox,  # the run's level and caps: bots are confined on workers as here
+            "sandbox": self.executor.sandbox,  # the level and caps: bots are confined on workers as here
         }
 
         def submit(item: _Pending) -> None:
-            names = list(dict.fromkeys(item.game.seats))
+            game = item.job
+            names = list(dict.fromkeys(seat.name for seat in game.seats))
             job = {
-                **base_job, "game_id": item.gid, "seed": item.game.seed, "ids": card_ids(run.key, item.gid),
-                "seats": list(item.game.seats), "bundles": names,
+                **base_job, "players": game.config.players, "variant": game.config.variant.value,
+                "time": time_dict(game.time), "game_id": game.game_id, "seed": game.seed, "ids": game.ids,
+                "seats": [seat.name for seat in game.seats], "bundles": names,
             }
             future = client.submit(
                 run_game, job, *[bundles[n] for n in names],
-                key=f"arena-game-{item.gid}-{self.token}-{len(item.failures) + 1}", resources=resources, pure=False,
+                key=f"arena-game-{game.game_id}-{self.token}-{len(item.failures) + 1}", resources=resources, pure=False,
             )
             pending[future] = item
             future.add_done_callback(finished.put)
@@ -405,17 +417,17 @@ class _Session:
         queue_iter = iter(self.todo)
 
         def refill() -> None:
-            while len(pending) < window and not self.stop.is_set() and run.writer is not None and run.writer.error is None:
+            while len(pending) < window and not self.stop.is_set() and self.keep_going():
                 nxt = next(queue_iter, None)
                 if nxt is None:
                     return
-                submit(_Pending(nxt[0], nxt[1]))
+                submit(_Pending(nxt))
 
         refill()
         try:
             while pending and not self.stop.is_set():
-                if run.writer is not None and run.writer.error is not None:
-                    return  # the store failed: stop, the run raises that error
+                if not self.keep_going():
+                    return  # the caller stops: the games sent are cancelled
                 try:
                     first = finished.get(timeout=0.2)
                 except queue.Empty:
@@ -456,7 +468,7 @@ class _Session:
                             continue
                     item.failures.append(_describe(outcome))
                     if isinstance(outcome, KilledWorker) or len(item.failures) >= MAX_FAILURES:
-                        self.deliver(item, self.failed_record(item))
+                        self.deliver(item, failed_record(item.job, item.failures))
                     else:
                         submit(item)
                 refill()
@@ -466,72 +478,57 @@ class _Session:
                     client.cancel(list(pending))
 
     def _check_connected(self, info: ClusterInfo) -> None:
-        """Raise if the client gave up on the scheduler (Dask tries to reconnect for a
-        while first): the games sent are lost, the finished ones are in the store."""
         if self.client.status in ("closing", "closed"):
-            raise ArenaError(
-                f"lost the Dask scheduler at {info.scheduler} ({self.done} games of {self.summary.total} are in the "
-                "store); once it is back, run the same command again to play the rest"
-            )
+            raise ClusterLostError(info.scheduler)
 
     def deliver(self, item: _Pending, record: GameRecord) -> None:
-        if item.gid in self.delivered:
-            return  # a game is recorded once, whatever ran twice
-        self.delivered.add(item.gid)
-        run, summary = self.run_, self.summary
-        assert run.writer is not None
-        run.writer.submit(self.tid, item.game, record, self.config)
-        if record.status == "void":
-            summary.void += 1
-            summary.void_reasons.append(f"game {item.gid}: {record.void_reason.splitlines()[0]}")
-        else:
-            summary.played += 1
-            self.done += 1
-        trio.from_thread.run_sync(run.rep.game_done, item.game, record, self.done, summary.total)
+        if item.job.game_id in self.delivered:
+            return  # a game is reported once, whatever ran twice
+        self.delivered.add(item.job.game_id)
+        trio.from_thread.run_sync(self.on_record, item.job, record)
 
-    def failed_record(self, item: _Pending) -> GameRecord:
-        """The void record of a game that kept failing on the workers: nobody is blamed,
-        the reasons are kept, and the next run plays it again."""
-        run, config = self.run_, self.config
-        reason = f"failed {len(item.failures)} time(s) on the cluster: " + " | ".join(item.failures)
-        ids = card_ids(run.key, item.gid)
-        state = new_game(config, item.game.seed, ids=ids)
-        entrants = [run.entrants[name] for name in item.game.seats]
-        seats = [
-            SeatInfo(seat=i, bot=e.name, version=e.manifest.version, hash=e.manifest.content_hash)
-            for i, e in enumerate(entrants)
-        ]
-        if config.variant is Variant.DUMMY:
-            seats.append(SeatInfo(seat=config.players, bot="dummy"))
-        replay = Replay(
-            arena_version=__version__,
-            game_id=item.gid,
-            seed=item.game.seed,
-            ids=ids,
-            players=config.seats,
-            variant=config.variant.value,
-            config={"players": config.players, "variant": config.variant.value},
-            time=time_dict(run.s.time),
-            seats=seats,
-            cards=[state.kind(c) for c in range(108)],
-            status="void",
-            void_reason=reason,
-        )
-        return GameRecord(
-            game_id=item.gid,
-            status="void",
-            seed=item.game.seed,
-            config=config,
-            bots=[e.name for e in entrants],
-            scores=[],
-            puddings=[],
-            ranks=[],
-            autopilot=[False] * config.seats,
-            faults=[dict.fromkeys(FAULT_KINDS, 0) for _ in range(config.seats)],
-            replay=replay,
-            duration_s=0.0,
-            void_reason=reason,
-        )
+
+def failed_record(job: GameJob, failures: Sequence[str]) -> GameRecord:
+    """The void record of a game that kept failing on the workers: nobody is blamed,
+    the reasons are kept, and the next run plays it again."""
+    config = job.config
+    reason = f"failed {len(failures)} time(s) on the cluster: " + " | ".join(failures)
+    state = new_game(config, job.seed, ids=job.ids)
+    seats = [
+        SeatInfo(seat=i, bot=s.name, version=s.manifest.version, hash=s.manifest.content_hash)
+        for i, s in enumerate(job.seats)
+    ]
+    if config.variant is Variant.DUMMY:
+        seats.append(SeatInfo(seat=config.players, bot="dummy"))
+    replay = Replay(
+        arena_version=__version__,
+        game_id=job.game_id,
+        seed=job.seed,
+        ids=job.ids,
+        players=config.seats,
+        variant=config.variant.value,
+        config={"players": config.players, "variant": config.variant.value},
+        time=time_dict(job.time),
+        seats=seats,
+        cards=[state.kind(c) for c in range(108)],
+        status="void",
+        void_reason=reason,
+    )
+    return GameRecord(
+        game_id=job.game_id,
+        status="void",
+        seed=job.seed,
+        config=config,
+        bots=[s.name for s in job.seats],
+        scores=[],
+        puddings=[],
+        ranks=[],
+        autopilot=[False] * config.seats,
+        faults=[dict.fromkeys(FAULT_KINDS, 0) for _ in range(config.seats)],
+        replay=replay,
+        duration_s=0.0,
+        void_reason=reason,
+    )
 
 
 def _describe(exc: BaseException) -> str:
@@ -540,6 +537,6 @@ def _describe(exc: BaseException) -> str:
 
 
 def _worker_facts() -> Callable[[], dict[str, Any]]:
-    from arena.cluster_task import worker_facts
+    from arena.executors.cluster_task import worker_facts
 
     return worker_facts

@@ -1,8 +1,8 @@
 """One game in a process of its own (what a cluster worker runs for each game; see
-:mod:`arena.cluster_task`), forked by the worker's zygote (:func:`serve`, started as
-``python -m arena.worker_game --zygote``).
+:mod:`arena.executors.cluster_task`), forked by the worker's zygote (:func:`serve`, started as
+``python -m arena.executors.worker_game --zygote``).
 
-A game process reads a :class:`GameJob` (JSON), builds the bots it names if they have a
+A game process reads a :class:`ProcessJob` (JSON), builds the bots it names if they have a
 build step (once per content hash and machine, under a file lock, since several games
 start at once), plays the game exactly as a local run would (:func:`play_game`, the
 same time settings, seed, card labelling and game id, in a fresh process per bot) and writes the :class:`GameRecord` (JSON). Its
@@ -35,7 +35,7 @@ from arena.engine import GameConfig, Variant
 from arena.referee import GameRecord, TimeSettings, open_pool, play_game
 
 
-class GameJob(msgspec.Struct, kw_only=True):
+class ProcessJob(msgspec.Struct, kw_only=True):
     game_id: str
     seed: int
     ids: int | None = None  # the game's card labelling (arena.referee.play_game's ids)
@@ -63,10 +63,10 @@ def _dec_path(kind: type, obj: Any) -> Any:
 
 
 _job_encoder = msgspec.json.Encoder(enc_hook=_enc_path)
-_job_decoder = msgspec.json.Decoder(GameJob, dec_hook=_dec_path)
+_job_decoder = msgspec.json.Decoder(ProcessJob, dec_hook=_dec_path)
 
 
-def encode_job(job: GameJob) -> bytes:
+def encode_job(job: ProcessJob) -> bytes:
     return _job_encoder.encode(job)
 
 
@@ -89,7 +89,7 @@ def prepare_locked(manifest: BotManifest, build_cache: Path, sandbox: SandboxSet
         return prepare_bot(manifest, build_cache, sandbox)
 
 
-async def play(job: GameJob) -> GameRecord:
+async def play(job: ProcessJob) -> GameRecord:
     config = GameConfig(job.players, Variant(job.variant))
     time_settings = TimeSettings(**job.time)
     specs: dict[str, BotSpec] = {}
@@ -109,7 +109,7 @@ def run_job(data: bytes) -> tuple[int, bytes]:
     try:
         job = _job_decoder.decode(data)
     except msgspec.DecodeError as exc:
-        return 2, f"arena.worker_game: not a game job: {exc}".encode()
+        return 2, f"arena.executors.worker_game: not a game job: {exc}".encode()
     if job.sandbox is not None:
         try:  # a sandbox this machine cannot provide fails the game here, not each bot
             resolve_level(job.sandbox.level)
@@ -124,7 +124,7 @@ def run_job(data: bytes) -> tuple[int, bytes]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 3 or argv[0] != "--zygote" or not (argv[1].isdigit() and argv[2].isdigit()):
-        print("usage: python -m arena.worker_game --zygote LISTEN_FD ALIVE_FD (started by a cluster worker)", file=sys.stderr)
+        print("usage: python -m arena.executors.worker_game --zygote LISTEN_FD ALIVE_FD (started by a cluster worker)", file=sys.stderr)
         return 2
     return serve(int(argv[1]), int(argv[2]))
 
@@ -133,9 +133,9 @@ def main(argv: list[str]) -> int:
 
 
 def serve(listen_fd: int, alive_fd: int) -> int:
-    """The loop of ``python -m arena.worker_game --zygote LISTEN_FD ALIVE_FD``.
+    """The loop of ``python -m arena.executors.worker_game --zygote LISTEN_FD ALIVE_FD``.
 
-    Started once per worker process (see :mod:`arena.cluster_task`), with the arena
+    Started once per worker process (see :mod:`arena.executors.cluster_task`), with the arena
     already imported, it forks one game process per connection on the listening
     socket, so that a game starts in milliseconds instead of paying for an interpreter
     and its imports. It never runs trio or a thread itself (forking is safe). It exits
@@ -154,7 +154,7 @@ def serve(listen_fd: int, alive_fd: int) -> int:
     while True:
         ready, _, _ = select.select([listener, alive_fd], [], [])
         if alive_fd in ready:
-            with contextlib.suppress(OSError):  # its private folder (see arena.cluster_task)
+            with contextlib.suppress(OSError):  # its private folder (see arena.executors.cluster_task)
                 os.unlink(path)
                 os.rmdir(os.path.dirname(path))
             return 0

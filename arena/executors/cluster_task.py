@@ -1,10 +1,10 @@
-"""What a Dask worker runs for `arena run --cluster` (see :mod:`arena.cluster`).
+"""What a Dask worker runs for `arena run --cluster` (see :mod:`arena.executors.cluster`).
 
 :func:`run_game` is one game as one Dask task. The task gets plain data: a job (a
 dict) and the bundles of the game's bots (bytes, which Dask moves to the worker once
 and keeps while the run needs them). It unpacks each bundle into this machine's cache
 (once per content hash), then has the game played in a process of its own, forked by
-this worker's zygote (:func:`arena.worker_game.serve`, started once per worker process
+this worker's zygote (:func:`arena.executors.worker_game.serve`, started once per worker process
 with the arena already imported, so a game starts in milliseconds), waits for it in
 the task's thread, and returns its output untouched. So the bots never belong to a Dask
 thread (a pool thread that ends would take a parent-death signal with it): they are
@@ -13,7 +13,7 @@ when the worker process does (a pipe only the worker holds reaches its end). A d
 worker's games are thus gone with all their bots, and Dask runs the tasks again
 elsewhere.
 
-Only this module and :mod:`arena.cluster` touch Dask; a local run never imports them.
+Only this module and :mod:`arena.executors.cluster` touch Dask; a local run never imports them.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from arena.bots.bundle import unpack_bundle
 from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import resolve_level
 from arena.engine import RULES_VERSION
-from arena.worker_game import GameJob, encode_job
+from arena.executors.worker_game import ProcessJob, encode_job
 
 #: Where a worker keeps unpacked and built bots, unless the job names a place (a
 #: LocalCluster uses the run's results folder): this variable, else the user's cache.
@@ -105,7 +105,7 @@ def _where() -> str:
 
 def run_game(job: dict[str, Any], *bundles: bytes) -> bytes:
     """Play one game on this worker; returns the game process's output, the
-    :class:`~arena.referee.GameRecord` as JSON (:func:`arena.worker_game.decode_record`). ``job`` holds the game (id, seed,
+    :class:`~arena.referee.GameRecord` as JSON (:func:`arena.executors.worker_game.decode_record`). ``job`` holds the game (id, seed,
     players, variant, time settings, the bot of each seat), the content hash of each
     bot, the names of the bots whose ``bundles`` follow, the rules version the run
     expects, and optionally the cache folder. Raises :class:`GameProcessError` if this
@@ -120,7 +120,7 @@ def run_game(job: dict[str, Any], *bundles: bytes) -> bytes:
         name: _unpacked(data, name, job["hashes"][name], cache / "bots")
         for name, data in zip(job["bundles"], bundles, strict=True)
     }
-    game = GameJob(
+    game = ProcessJob(
         game_id=job["game_id"],
         seed=job["seed"],
         ids=job.get("ids"),
@@ -169,7 +169,7 @@ def _unpacked(data: bytes, name: str, content_hash: str, cache: Path) -> BotMani
 
 
 class _Zygote:
-    """This worker process's zygote (:func:`arena.worker_game.serve`): started on first
+    """This worker process's zygote (:func:`arena.executors.worker_game.serve`): started on first
     use, from whichever task thread, and tied to the process rather than that thread
     (it watches a pipe only this process holds, not a parent-death signal, which would
     follow the thread). Started again if it died."""
@@ -217,7 +217,7 @@ class _Zygote:
             alive_r, alive_w = os.pipe()
             try:
                 self._proc = subprocess.Popen(
-                    [sys.executable, "-m", "arena.worker_game", "--zygote", str(listener.fileno()), str(alive_r)],
+                    [sys.executable, "-m", "arena.executors.worker_game", "--zygote", str(listener.fileno()), str(alive_r)],
                     pass_fds=(listener.fileno(), alive_r),
                     stdin=subprocess.DEVNULL,
                     start_new_session=True,

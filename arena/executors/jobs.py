@@ -1,0 +1,70 @@
+"""The seam between what decides games and what plays them.
+
+A caller (a tournament, a match, a ladder) turns the games it wants into
+:class:`GameJob` values and hands them to an :class:`Executor`, which plays them with
+bounded concurrency and reports each :class:`~arena.referee.GameRecord` as it finishes.
+An executor knows nothing of tournaments, schedules or the store: a job is everything
+that decides its game, and the record is everything the game produced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from arena.bots import BotSpec
+from arena.bots.manifest import BotManifest
+from arena.engine import GameConfig
+from arena.referee import GameRecord, TimeSettings
+
+
+@dataclass(frozen=True, slots=True)
+class SeatBot:
+    """The bot of a seat: how to start it here (``spec``, built) and its folder
+    (``manifest``: its name, version and content hash, and what an executor sends to
+    another machine)."""
+
+    spec: BotSpec
+    manifest: BotManifest
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+
+@dataclass(frozen=True, slots=True)
+class GameJob:
+    """One game to play: everything that decides it, nothing about why it is played."""
+
+    game_id: str
+    seats: tuple[SeatBot, ...]  # in seat order (the dummy seat, if any, is not a bot)
+    seed: int  # the deal
+    config: GameConfig
+    time: TimeSettings
+    ids: int | None = None  # the card labelling (arena.referee.play_game's ids)
+
+
+#: Told each finished game, in the caller's trio thread, once per job; a void game too.
+OnRecord = Callable[[GameJob, GameRecord], None]
+
+
+class Executor(Protocol):
+    """Plays game jobs. :meth:`play` returns once every job is played, or once
+    ``keep_going`` says no (asked before each game starts; games already running are
+    finished or abandoned as the executor can), or raises what stops it. Cancelling
+    the caller's scope abandons the games in flight: they are never reported."""
+
+    async def play(
+        self,
+        jobs: Sequence[GameJob],
+        on_record: OnRecord,
+        *,
+        concurrency: int | None = None,
+        keep_going: Callable[[], bool] | None = None,
+    ) -> None: ...
+
+    def hurry(self) -> None:
+        """The caller is stopping (Ctrl-C): every game and bot process ends at once,
+        without the polite graces of a finished game."""
+        ...
