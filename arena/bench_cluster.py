@@ -31,7 +31,8 @@ from typing import Any
 from arena.bench_tournament import BOTS, GAMES_PER_DEAL, PLAYERS, make_instant_bots
 from arena.errors import ArenaError
 from arena.referee import TimeSettings
-from arena.tournament.runner import SilentReporter, run_tournament
+from arena.tournament.progress import SilentReporter
+from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings
 
 SLOTS = 2  # --jobs 2 and local:2 (one seat per worker on 2 cores: one game each)

@@ -26,7 +26,7 @@ The whole run holds the results folder's lock (:func:`arena.store.results_lock`)
 so does its writer process, which inherits it: a second run on the same folder waits
 until the first, and its writer, are done, then plays only what is missing.
 
-Nothing here prints: progress goes to a :class:`Reporter` (the CLI draws it).
+Nothing here prints: progress goes to a :class:`~arena.tournament.progress.Reporter` (the CLI draws it).
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ import os
 import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import trio
 
@@ -62,7 +62,6 @@ from arena.referee import (
 )
 from arena.replay import ReplayError, check_recorded_game, encode_replay, read_replay, verify_replay
 from arena.store import (
-    BotRow,
     NewGame,
     Store,
     make_replay_folders,
@@ -71,6 +70,7 @@ from arena.store import (
     results_lock,
 )
 from arena.store_writer import StoreWriter
+from arena.tournament.progress import Entrant, Plan, Reporter, RunSummary, SilentReporter, Skipped
 from arena.tournament.schedule import (
     ScheduledGame,
     card_ids,
@@ -80,86 +80,7 @@ from arena.tournament.schedule import (
 )
 from arena.tournament.settings import SEATINGS, RunSettings, default_jobs, default_sandbox
 
-# -- progress ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Entrant:
-    """A bot that takes part in the run."""
-
-    manifest: BotManifest
-    row: BotRow
-    startup_ms: float
-
-    @property
-    def name(self) -> str:
-        return self.manifest.name
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    name: str
-    path: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    tournament_id: str
-    players: int
-    variant: str
-    total: int  # games in the schedule
-    already: int  # of those, already in the store
-    jobs: int
-    games_note: str = ""  # what --games N came to, and why, when it is not N
-
-
-class Reporter(Protocol):
-    def bot_ready(self, entrant: Entrant) -> None: ...
-    def bot_skipped(self, skipped: Skipped) -> None: ...
-    def planned(self, plan: Plan) -> None: ...
-    def game_done(self, game: ScheduledGame, record: GameRecord, done: int, total: int) -> None: ...
-
-
-class SilentReporter:
-    def bot_ready(self, entrant: Entrant) -> None:
-        pass
-
-    def bot_skipped(self, skipped: Skipped) -> None:
-        pass
-
-    def planned(self, plan: Plan) -> None:
-        pass
-
-    def game_done(self, game: ScheduledGame, record: GameRecord, done: int, total: int) -> None:
-        pass
-
-
-@dataclass(slots=True)
-class RunSummary:
-    tournament_id: str
-    results: Path
-    players: int
-    variant: str
-    entrants: list[Entrant]
-    skipped: list[Skipped]
-    total: int
-    already: int  # recorded before this run started its games (recovered ones included)
-    played: int = 0
-    recovered: int = 0  # of those, recorded now from replay files a killed run left
-    void: int = 0
-    interrupted: bool = False
-    seconds: float = 0.0
-    play_seconds: float = 0.0  # the games themselves (after every bot's start)
-    store_seconds: float = 0.0  # wall time the writer spent on replays and database rows
-    store_cpu_seconds: float = 0.0  # CPU time of that writing
-    play_cpu_seconds: float = 0.0  # CPU time of the whole arena process while the games ran
-    void_reasons: list[str] = field(default_factory=list)
-    games_note: str = ""  # what --games N came to, and why, when it is not N
-
-    @property
-    def done(self) -> int:
-        return self.already + self.played
+# -- game ids ---------------------------------------------------------------------------
 
 
 def seat_identity(name: str, content_hash: str) -> str:
