@@ -13,8 +13,8 @@ from arena.bots.manifest import find_bot, prepare_bot
 from arena.engine import GameConfig, Variant
 from arena.executors.cluster import failed_record
 from arena.executors.jobs import GameJob, SeatBot
-from arena.executors.local import LocalExecutor
-from arena.referee import DEFAULT_TIME, GameRecord, open_pool
+from arena.executors.local import open_local_executor
+from arena.referee import DEFAULT_TIME, GameRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = GameConfig(2, Variant.STANDARD)
@@ -47,8 +47,7 @@ def run_local(jobs: list[GameJob], **how: object) -> tuple[list[tuple[GameJob, G
     processes_per_bot = how.pop("processes_per_bot", 1)
 
     async def main() -> dict[str, int]:
-        async with open_pool() as pool:
-            local = LocalExecutor(pool, processes_per_bot=processes_per_bot)  # type: ignore[arg-type]
+        async with open_local_executor(processes_per_bot=processes_per_bot) as local:  # type: ignore[arg-type]
             with trio.CancelScope() as scope:
 
                 def finished(job: GameJob, record: GameRecord) -> None:
@@ -61,7 +60,7 @@ def run_local(jobs: list[GameJob], **how: object) -> tuple[list[tuple[GameJob, G
                     jobs, finished, keep_going=lambda: stop_after is None or len(got) < stop_after, **how  # type: ignore[arg-type]
                 )
             owned: dict[str, int] = {}
-            for p in pool.players:
+            for p in local.pool.players:
                 owned[p.name] = owned.get(p.name, 0) + 1
             return owned
 

@@ -9,17 +9,27 @@ not seen its deal.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 
 import trio
 
 from arena.executors.jobs import GameJob, OnRecord, SeatBot
-from arena.referee import Player, PlayerPool, play_game
+from arena.referee import Player, PlayerPool, open_pool, play_game
+
+
+@asynccontextmanager
+async def open_local_executor(*, processes_per_bot: int = 1) -> AsyncIterator[LocalExecutor]:
+    """A :class:`LocalExecutor` with a pool of its own: every bot process it started
+    has ended when the block is left."""
+    async with open_pool() as pool:
+        yield LocalExecutor(pool, processes_per_bot=processes_per_bot)
 
 
 class LocalExecutor:
     """An :class:`~arena.executors.jobs.Executor` over ``pool`` (which it does not
-    close: the caller's ``open_pool`` does, and so ends every process left)."""
+    close: whoever opened the pool does, and so ends every process left; see
+    :func:`open_local_executor`)."""
 
     def __init__(self, pool: PlayerPool, *, processes_per_bot: int = 1) -> None:
         self.pool = pool

@@ -51,12 +51,11 @@ from arena.bots.sandbox import build_in_thread
 from arena.engine import RULES_VERSION, GameConfig
 from arena.errors import ArenaError
 from arena.executors.jobs import Executor, GameJob, SeatBot
-from arena.executors.local import LocalExecutor
+from arena.executors.local import LocalExecutor, open_local_executor
 from arena.referee import (
     BotFault,
     GameRecord,
     TimeSettings,
-    open_pool,
     record_from_replay,
     time_dict,
 )
@@ -188,8 +187,7 @@ class _Run:
                 GameConfig(self.s.players, self.s.variant)
             except ValueError as exc:
                 raise ArenaError(str(exc)) from None
-        async with open_pool() as pool:
-            local = LocalExecutor(pool)  # it plays the games here, and greets the bots in any case
+        async with open_local_executor() as local:  # it plays the games here, and greets the bots in any case
             await self._enter_bots(local, ts)
             names = sorted(self.entrants)
             players = self.s.format_players(len(names))
