@@ -5,7 +5,8 @@
 A game process reads a :class:`ProcessJob` (JSON), builds the bots it names if they have a
 build step (once per content hash and machine, under a file lock, since several games
 start at once), plays the game exactly as a local run would (:func:`play_game`, the
-same time settings, seed, card labelling and game id, in a fresh process per bot) and writes the :class:`GameRecord` (JSON). Its
+same time settings, seed, card labelling and game id, in a fresh process per bot) and
+writes the :class:`GameRecord` (JSON). Its
 bots are its children: they end with the game, and with this process if it is killed
 (parent-death signal), so a game never outlives the worker that asked for it. Status 0
 means a record was written (a void game included); anything else is a failure of this
@@ -36,6 +37,9 @@ from arena.referee import GameRecord, TimeSettings, open_pool, play_game
 
 
 class ProcessJob(msgspec.Struct, kw_only=True):
+    """What a game process is sent: a game job with each seat's bot as unpacked on this
+    machine (the Dask executor's :class:`~arena.executors.jobs.GameJob` once on a worker)."""
+
     game_id: str
     seed: int
     ids: int | None = None  # the game's card labelling (arena.referee.play_game's ids)
