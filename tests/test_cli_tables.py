@@ -11,8 +11,8 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-import arena.cli_run as cli_run
-from arena.cli import app
+import arena.cli.run as cli_run
+from arena.cli.app import app
 from arena.standings import standings
 from arena.store import open_store
 

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli import JsonOption, app, err, out
+from arena.cli.app import JsonOption, app, err, out
 from arena.text import printable
 
 

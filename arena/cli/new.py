@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from arena.cli import JsonOption, app, err, out
+from arena.cli.app import JsonOption, app, err, out
 from arena.starters import LANGUAGES, TOOLCHAINS, StarterError, check_name, write_starter
 
 Language = Enum("Language", {lang: lang for lang in LANGUAGES}, type=str)  # type: ignore[misc]

@@ -18,7 +18,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from arena import __version__
-from arena.cli_render import ConsoleLogHandler, SafeConsole
+from arena.cli.render import ConsoleLogHandler, SafeConsole
 from arena.engine import Variant
 from arena.errors import ArenaError
 
@@ -305,7 +305,7 @@ def play_command(
     json_output: JsonOption = False,
 ) -> None:
     """Play one game among the given bots (or you and bots: `arena play human BOT`) and print it."""
-    from arena.cli_render import render_game, replay_summary
+    from arena.cli.render import render_game, replay_summary
     from arena.engine import GameConfig
     from arena.play import is_human, play_one
 
@@ -349,7 +349,7 @@ def play_command(
 def _check_turn_shown(replay, only: tuple[int, int], file: Path) -> None:  # noqa: ANN001
     """An :class:`ArenaError` naming the file, the turn and the turns the game has,
     unless ``arena replay --turn`` can show turn ``only`` of ``replay``."""
-    from arena.cli_render import shown_turns
+    from arena.cli.render import shown_turns
 
     turns = shown_turns(replay)
     rnd, turn = only
@@ -395,7 +395,7 @@ def replay_command(
 ) -> None:
     """Show a recorded game turn by turn: hands, plays, tableaus, scores and faults;
     or, with --ask, put one seat's recorded decision to a bot."""
-    from arena.cli_render import render_ask, render_game, replay_summary
+    from arena.cli.render import render_ask, render_game, replay_summary
     from arena.replay import ReplayError, read_replay
 
     if ask is not None:
@@ -733,8 +733,8 @@ def main() -> None:
         sys.exit(1)
 
 
-from arena import cli_doctor as _cli_doctor  # noqa: E402,F401  (registers doctor)
-from arena import cli_new as _cli_new  # noqa: E402,F401  (registers new)
-from arena import cli_report as _cli_report  # noqa: E402,F401  (registers report)
-from arena import cli_run as _cli_run  # noqa: E402,F401  (registers run, leaderboard, games)
-from arena import cli_validate as _cli_validate  # noqa: E402,F401  (registers validate, submit)
+from arena.cli import doctor as _doctor  # noqa: E402,F401  (registers doctor)
+from arena.cli import new as _new  # noqa: E402,F401  (registers new)
+from arena.cli import report as _report  # noqa: E402,F401  (registers report)
+from arena.cli import run as _run  # noqa: E402,F401  (registers run, leaderboard, games)
+from arena.cli import validate as _validate  # noqa: E402,F401  (registers validate, submit)

@@ -25,7 +25,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli import (
+from arena.cli.app import (
     JsonOption,
     SandboxOption,
     app,
@@ -35,7 +35,7 @@ from arena.cli import (
     sandbox_settings,
     say_waiting,
 )
-from arena.cli_render import name_text
+from arena.cli.render import name_text
 from arena.engine import Variant
 from arena.errors import ArenaError
 from arena.text import LINE_LIMIT, NAME_LIMIT, printable
@@ -399,7 +399,7 @@ def run_command(
             st = standings(store, summary.tournament_id, anchor=anchor_pair)
             write_leaderboard_files(st, settings.results)
             if not no_report:
-                from arena.cli_report import print_report_summary
+                from arena.cli.report import print_report_summary
                 from arena.report import write_report
 
                 report = write_report(store, summary.tournament_id, table=st)

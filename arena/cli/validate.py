@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli import (
+from arena.cli.app import (
     BankMs,
     HelloMs,
     JsonOption,
@@ -140,7 +140,7 @@ def render_report(report: ValidationReport) -> None:
 
 def _render_stderr(report: ValidationReport) -> None:
     """What the bot wrote to stderr (its last lines), after a warning when it passed anyway."""
-    from arena.cli_render import stderr_tail
+    from arena.cli.render import stderr_tail
 
     if not report.stderr.strip():
         return

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from arena.cli import JsonOption, app, err, out
+from arena.cli.app import JsonOption, app, err, out
 from arena.text import LINE_LIMIT, printable
 
 
