@@ -12,11 +12,11 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli.app import JsonOption, app, err, out
+from arena.cli.console import err, out
+from arena.cli.options import JsonOption
 from arena.text import printable
 
 
-@app.command("doctor")
 def doctor_command(
     config: Annotated[
         Path | None,

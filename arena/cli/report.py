@@ -1,6 +1,4 @@
-"""`arena report`: the tournament as a static web site (see :mod:`arena.report`).
-
-Registered on the app of :mod:`arena.cli` (imported at its end)."""
+"""`arena report`: the tournament as a static web site (see :mod:`arena.report`)."""
 
 from __future__ import annotations
 
@@ -13,7 +11,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from arena.cli.app import JsonOption, app, err, out
+from arena.cli.console import err, out
+from arena.cli.options import JsonOption, ResultsArgument, TournamentOption
 from arena.text import LINE_LIMIT, printable
 
 
@@ -29,10 +28,9 @@ def print_report_summary(summary: object, *, quiet: bool = False) -> None:
         )
 
 
-@app.command("report")
 def report_command(
-    results: Annotated[Path, typer.Argument(help="The results folder.", metavar="RESULTS")] = Path("results"),
-    tournament: Annotated[str | None, typer.Option("--tournament", "-t", help="Which tournament (default: the latest).")] = None,
+    results: ResultsArgument = Path("results"),
+    tournament: TournamentOption = None,
     out_dir: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="Where to write the site (default: RESULTS/<tournament>/report/)."),

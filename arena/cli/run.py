@@ -1,6 +1,4 @@
-"""`arena run`, `arena leaderboard`, `arena games`: the tournament commands.
-
-Registered on the app of :mod:`arena.cli` (imported at its end)."""
+"""`arena run`, `arena leaderboard`, `arena games`: the tournament commands."""
 
 from __future__ import annotations
 
@@ -25,15 +23,14 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli.app import (
+from arena.cli.console import err, out, say_waiting
+from arena.cli.options import (
     JsonOption,
+    ResultsArgument,
     SandboxOption,
-    app,
-    bench_app,
-    err,
-    out,
+    TournamentOption,
+    parse_anchor,
     sandbox_settings,
-    say_waiting,
 )
 from arena.cli.render import name_text
 from arena.engine import Variant
@@ -45,18 +42,6 @@ def _said(text: str) -> str:
     """A message that quotes a bot or a file (a skip or void reason), as one line of
     markup-escaped, printable text."""
     return escape(printable(text, limit=LINE_LIMIT))
-
-
-def _anchor(value: str | None) -> tuple[str, float] | None:
-    if value is None:
-        return None
-    bot, sep, elo = value.partition("=")
-    try:
-        if not sep or not bot:
-            raise ValueError
-        return bot, float(elo)
-    except ValueError:
-        raise ArenaError(f"--anchor takes BOT=ELO, e.g. greedy=1500; not {value!r}") from None
 
 
 # -- the leaderboard table -------------------------------------------------------------------
@@ -337,7 +322,6 @@ class ConsoleReporter:
 # -- commands ----------------------------------------------------------------------------
 
 
-@app.command("run")
 def run_command(
     bots: Annotated[Path | None, typer.Option("--bots", "-b", help="The folder of bots: every bot in it plays.")] = None,
     players: Annotated[int | None, typer.Option("--players", "-p", min=2, max=5, help="Seats per table (default: 4, or the number of bots if fewer).")] = None,
@@ -382,7 +366,7 @@ def run_command(
     if options.get("bots") is None:
         raise ArenaError("which bots? give --bots DIR (or `bots = \"DIR\"` in the --config file)")
     settings = settings_from(options, base=RunSettings(bots_dir=Path(options["bots"])))
-    anchor_pair = _anchor(options.get("anchor"))
+    anchor_pair = parse_anchor(options.get("anchor"))
     reporter = ConsoleReporter(quiet=quiet or json_output)
     # The results folder's lock stays held from the first game to the report (a second run waits).
     with contextlib.ExitStack() as held:
@@ -437,10 +421,9 @@ def run_command(
         raise typer.Exit(130)
 
 
-@app.command("leaderboard")
 def leaderboard_command(
-    results: Annotated[Path, typer.Argument(help="The results folder.", metavar="RESULTS")] = Path("results"),
-    tournament: Annotated[str | None, typer.Option("--tournament", "-t", help="Which tournament (default: the latest).")] = None,
+    results: ResultsArgument = Path("results"),
+    tournament: TournamentOption = None,
     all_games: Annotated[bool, typer.Option("--all", help="Every game of the format in the store (all tournaments, all versions).")] = False,
     players: Annotated[int | None, typer.Option("--players", "-p", min=2, max=5, help="The format's player count (default: the tournament's).")] = None,
     variant: Annotated[Variant | None, typer.Option(help="The format's variant (default: the tournament's).")] = None,
@@ -455,7 +438,7 @@ def leaderboard_command(
     with open_store(results, create=False, read_only=True) as store:
         st = standings(
             store, tournament, all_games=all_games, players=players,
-            variant=variant.value if variant else None, h2h=h2h, anchor=_anchor(anchor),
+            variant=variant.value if variant else None, h2h=h2h, anchor=parse_anchor(anchor),
         )
     if json_output:
         print(json.dumps(st.to_dict()))
@@ -470,9 +453,8 @@ def leaderboard_command(
         out.print(f"[red]{sk.get('status', 'skipped')}[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
 
 
-@app.command("games")
 def games_command(
-    results: Annotated[Path, typer.Argument(help="The results folder.", metavar="RESULTS")] = Path("results"),
+    results: ResultsArgument = Path("results"),
     tournament: Annotated[str | None, typer.Option("--tournament", "-t", help="Only this tournament's games (default: all).")] = None,
     bot: Annotated[str | None, typer.Option("--bot", help="Only games where this bot (name, or name@hash) sat.")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the last N games.")] = None,
@@ -527,74 +509,3 @@ def games_command(
         line.append(f"  faults {faults}", style="red" if faults else "dim")
         out.print(line)
         out.print(Text("  " + printable(path), style="dim"), soft_wrap=True)
-
-
-@bench_app.command("tournament")
-def bench_tournament_command(
-    games: Annotated[
-        int,
-        typer.Option("--games", "-g", min=60, help="About this many 4-player games per configuration (whole rounds of 60 games, one deal of every table)."),
-    ] = 180,
-    rounds: Annotated[int, typer.Option(min=1, help="Interleaved rounds the games are split over.")] = 3,
-    scratch: Annotated[
-        Path | None,
-        typer.Option(help="Where to make the (temporary) results folders: a folder on the disk your results go to. [default: the current directory]"),
-    ] = None,
-    json_output: JsonOption = False,
-) -> None:
-    """Whole tournaments of six instant C bots (needs `cc`) with --jobs 1, --jobs 2, and
-    --jobs 2 recording nothing: games/s, the scaling, and what the store costs."""
-    from contextlib import nullcontext
-
-    from arena.bench_tournament import bench_tournament
-
-    with err.status("benchmarking tournaments…", spinner="dots") if err.is_terminal else nullcontext():
-        r = bench_tournament(games, rounds, scratch)
-    if json_output:
-        print(json.dumps({"benchmark": "tournament", "players": 4, **r.to_dict()}))
-        return
-    table = Table(title=f"Tournament: four-player games among six instant C bots, {r.rounds} rounds", title_justify="left")
-    for col in ("configuration", "games", "games/s"):
-        table.add_column(col, justify="right")
-    table.add_row("--jobs 1", f"{r.games:,}", f"{r.games_per_s_jobs1:,.1f}")
-    table.add_row("--jobs 2", f"{r.games:,}", f"{r.games_per_s:,.1f}")
-    table.add_row("--jobs 2, nothing recorded", f"{r.games:,}", f"{r.games_per_s_unrecorded:,.1f}")
-    out.print(table)
-    out.print(
-        f"scaling (2 jobs ÷ 1): {r.scaling:.2f} · store share of the time: {100 * r.store_share:.1f}% "
-        f"(1 − recorded ÷ unrecorded games/s) · store writer: {r.store_ms_per_game:.2f} ms CPU per game, "
-        f"{100 * r.store_cpu_share:.1f}% of the arena's CPU · results written under {r.scratch} "
-        f"(creating a file there: {r.file_create_us:.0f} µs)",
-        highlight=False,
-    )
-
-
-@bench_app.command("cluster")
-def bench_cluster_command(
-    deals: Annotated[int, typer.Option(min=1, help="Duplicate deals: 60 four-player games each, per side.")] = 1,
-    json_output: JsonOption = False,
-) -> None:
-    """The same tournament of instant C bots (needs `cc` and the `cluster` extra) with
-    --jobs 2 and with --cluster local:2: games/s side by side, and what Dask costs per game."""
-    from contextlib import nullcontext
-
-    from arena.bench_cluster import SLOTS, bench_cluster
-
-    with err.status("benchmarking the cluster path…", spinner="dots") if err.is_terminal else nullcontext():
-        r = bench_cluster(deals)
-    if json_output:
-        print(json.dumps({"benchmark": "cluster", "players": 4, "slots": SLOTS, **r.to_dict()}))
-        return
-    table = Table(title=f"{r.games} four-player games among six instant C bots, {SLOTS} at a time", title_justify="left")
-    table.add_column("executor")
-    table.add_column("games/s", justify="right")
-    table.add_row(f"local, --jobs {SLOTS}", f"{r.local_games_per_s:,.1f}")
-    table.add_row(f"Dask, --cluster local:{SLOTS}", f"{r.cluster_games_per_s:,.1f}")
-    out.print(table)
-    out.print(
-        f"cluster path: +{r.overhead_ms_per_game:,.0f} ms per game per slot = Dask task {r.dask_task_ms:.1f} + "
-        f"game process start {r.game_process_ms:.0f} + fresh bots and the rest {r.bots_and_rest_ms:.0f}; "
-        f"cluster start {r.cluster_setup_s:.1f} s (not in games/s); the arena process: {r.coordinator_cpu_ms:.1f} ms CPU "
-        "per game (client, writer, scheduler)",
-        highlight=False,
-    )

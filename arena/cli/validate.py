@@ -15,19 +15,15 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli.app import (
-    BankMs,
-    HelloMs,
+from arena.cli.console import err, out
+from arena.cli.options import (
+    BotArgument,
+    BuildResultsOption,
     JsonOption,
-    NoTimeout,
+    RunConfigOption,
     SandboxOption,
-    TimeScale,
-    TurnMs,
-    _time_settings,
-    app,
-    err,
-    out,
     sandbox_settings,
+    with_time_options,
 )
 from arena.errors import ArenaError
 from arena.text import LINE_LIMIT, printable
@@ -39,22 +35,6 @@ if TYPE_CHECKING:
     from arena.validate import ValidationReport
 
 BUILD_CACHE = Path("results") / "build"  # where `arena play` builds bots too
-
-BotArgument = Annotated[Path, typer.Argument(help="A folder with bot.toml, an executable, or a .py/.js file.", metavar="BOT")]
-ResultsOption = Annotated[
-    Path,
-    typer.Option("--results", "-r", help="The results folder whose build/ holds the bot's build (as `arena run --results`)."),
-]
-
-
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--config", "-c",
-        help="A run's TOML file: its sandbox level, [sandbox] expose folders and build limits apply, as in that run.",
-    ),
-]
-
 
 def _sandbox(level: str | None, config: Path | None) -> SandboxSettings:
     """The sandbox of ``--sandbox`` (or the default), with a run's ``--config`` file over
@@ -153,17 +133,14 @@ def _render_stderr(report: ValidationReport) -> None:
     out.print(Text("\n".join(lines), style="dim"))
 
 
-@app.command("validate")
+@with_time_options
 def validate_command(
     bot: BotArgument,
-    hello_ms: HelloMs = 10_000,
-    turn_ms: TurnMs = 1_000,
-    bank_ms: BankMs = 10_000,
-    time_scale: TimeScale = 1.0,
-    no_timeout: NoTimeout = False,
+    *,
+    times: TimeSettings,  # --hello-ms … --no-timeout (with_time_options)
     sandbox: SandboxOption = None,
-    config: ConfigOption = None,
-    results: ResultsOption = Path("results"),
+    config: RunConfigOption = None,
+    results: BuildResultsOption = Path("results"),
     explain: Annotated[
         bool, typer.Option("--explain", help="Say what the bot sees and may write in its sandbox, its limits and the variables set for it; then validate.")
     ] = False,
@@ -172,12 +149,11 @@ def validate_command(
     """Check a bot against every situation it must handle (exit 0 only if all pass)."""
     from arena.validate import validate_bot
 
-    ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
     confined = _sandbox(sandbox, config)
     cache = _build_cache(results)
     explained = _explain(bot, confined, cache, json_output) if explain else None
     with err.status("validating…", spinner="dots") if err.is_terminal and not json_output else nullcontext():
-        report = validate_bot(bot, ts, build_cache=cache, sandbox=confined)
+        report = validate_bot(bot, times, build_cache=cache, sandbox=confined)
     if json_output:
         print(json.dumps({**report.to_dict(), **({"explain": explained} if explained is not None else {})}))
     else:
@@ -216,24 +192,20 @@ def _explain(bot: Path, sandbox: SandboxSettings, cache: Path, quiet: bool) -> d
     return info
 
 
-@app.command("submit")
+@with_time_options
 def submit_command(
     bot: BotArgument,
     bots: Annotated[Path, typer.Option("--bots", help="The bots folder to copy it into (created if missing).")],
     replace: Annotated[bool, typer.Option("--replace", help="Replace the bot of the same name in the bots folder with this one, its new version (once it passes).")] = False,
-    hello_ms: HelloMs = 10_000,
-    turn_ms: TurnMs = 1_000,
-    bank_ms: BankMs = 10_000,
-    time_scale: TimeScale = 1.0,
-    no_timeout: NoTimeout = False,
+    *,
+    times: TimeSettings,  # --hello-ms … --no-timeout (with_time_options)
     sandbox: SandboxOption = None,
-    config: ConfigOption = None,
-    results: ResultsOption = Path("results"),
+    config: RunConfigOption = None,
+    results: BuildResultsOption = Path("results"),
 ) -> None:
     """Validate a bot, then copy it into a bots folder under its name (refused if it fails, or if a different bot has that name there, unless --replace)."""
     from arena.validate import submit_bot
 
-    ts = _time_settings(hello_ms, turn_ms, bank_ms, time_scale, no_timeout)
     confined = _sandbox(sandbox, config)
     new = _find(bot)
     old = _same_name(bots, new)
@@ -244,9 +216,9 @@ def submit_command(
                 f"yours is {_describe(new)}): to submit yours as its new version, add --replace; "
                 "or give yours another name"
             )
-        _replace(bot, bots, old, new, ts, confined, _build_cache(results))
+        _replace(bot, bots, old, new, times, confined, _build_cache(results))
         return
-    outcome = submit_bot(bot, bots, ts, build_cache=_build_cache(results), on_validated=render_report, sandbox=confined)
+    outcome = submit_bot(bot, bots, times, build_cache=_build_cache(results), on_validated=render_report, sandbox=confined)
     if outcome.report is None:
         out.print(f"{outcome.destination} is already this bot (identical files): nothing to do", highlight=False)
     elif outcome.copied:
