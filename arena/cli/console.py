@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import AbstractContextManager, nullcontext
 
 from rich.markup import escape
 from typer.core import TyperGroup
@@ -56,3 +57,9 @@ err = _console(stderr=True)
 def say_waiting(message: str) -> None:
     """How a command that writes a results folder says that it waits for another's lock."""
     err.print(f"[yellow]{escape(message)}[/yellow]", highlight=False)
+
+
+def busy(message: str, *, shown: bool = True) -> AbstractContextManager[object]:
+    """A spinner on stderr saying ``message`` while the work inside goes on: on a terminal
+    only, and only when ``shown`` (not while a person plays, nor under --json)."""
+    return err.status(message, spinner="dots") if shown and err.is_terminal else nullcontext()

@@ -4,13 +4,12 @@ arena.play plays it, and it is printed here (the game, or one JSON object)."""
 from __future__ import annotations
 
 import json
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from arena.cli.console import err, out
+from arena.cli.console import busy, err, out
 from arena.cli.options import JsonOption, SandboxOption, sandbox_settings, with_time_options
 from arena.engine import Variant
 from arena.errors import ArenaError
@@ -59,10 +58,9 @@ def play_command(
     confined = sandbox_settings(sandbox)
     results = Path("results")
     human = any(is_human(b) for b in bots)
-    # No spinner when a person plays: the game itself is on the terminal.
-    spinner = err.is_terminal and not json_output and not human
     try:
-        with err.status("playing…", spinner="dots") if spinner else nullcontext():
+        # No spinner when a person plays: the game itself is on the terminal.
+        with busy("playing…", shown=not json_output and not human):
             outcome = play_one(
                 bots, config, seed, times, replay_path=None, build_cache=results / "build", sandbox=confined,
                 key=play_key(results),

@@ -13,19 +13,8 @@ from rich.markup import escape
 
 from arena.cli.console import err, out
 from arena.cli.options import JsonOption, ResultsArgument, TournamentOption
+from arena.cli.render_results import print_report_summary
 from arena.text import LINE_LIMIT, printable
-
-
-def print_report_summary(summary: object, *, quiet: bool = False) -> None:
-    """The lines every command that writes a report prints: problems, then where it is."""
-    for problem in summary.problems:  # type: ignore[attr-defined]
-        err.print(f"[yellow]warning:[/yellow] {escape(printable(str(problem), limit=LINE_LIMIT))}", highlight=False)
-    if not quiet:
-        err.print(
-            f"report: {summary.index} ({summary.games} games, {summary.files} files, "  # type: ignore[attr-defined]
-            f"{summary.bytes / 1024:,.0f} KB, {summary.seconds:.1f} s)",  # type: ignore[attr-defined]
-            highlight=False,
-        )
 
 
 def report_command(
@@ -55,7 +44,7 @@ def report_command(
         for problem in summary.problems:
             err.print(f"[yellow]warning:[/yellow] {escape(printable(str(problem), limit=LINE_LIMIT))}", highlight=False)
     else:
-        print_report_summary(summary, quiet=True)
+        print_report_summary(err, summary, quiet=True)
         out.print(f"report: {summary.index}", highlight=False)
         err.print(
             f"{summary.games} games, {summary.files} files, {summary.bytes / 1024:,.0f} KB, written in {summary.seconds:.1f} s",

@@ -1,27 +1,14 @@
-"""`arena run`, `arena leaderboard`, `arena games`: the tournament commands."""
+"""`arena run`, `arena leaderboard`, `arena games`: the tournament commands (arena.tournament,
+arena.standings and arena.store do the work; render_results and progress print)."""
 
 from __future__ import annotations
 
 import contextlib
-import io
 import json
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Group
-from rich.live import Live
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table
-from rich.text import Text
 
 from arena.cli.console import err, out, say_waiting
 from arena.cli.options import (
@@ -32,294 +19,10 @@ from arena.cli.options import (
     parse_anchor,
     sandbox_settings,
 )
-from arena.cli.render import name_text
+from arena.cli.progress import ConsoleReporter
+from arena.cli.render_results import print_games, print_leaderboard, print_report_summary, print_run
 from arena.engine import Variant
 from arena.errors import ArenaError
-from arena.text import LINE_LIMIT, NAME_LIMIT, printable
-
-
-def _said(text: str) -> str:
-    """A message that quotes a bot or a file (a skip or void reason), as one line of
-    markup-escaped, printable text."""
-    return escape(printable(text, limit=LINE_LIMIT))
-
-
-# -- the leaderboard table -------------------------------------------------------------------
-
-
-def leaderboard_table(st: Any, width: int | None = None) -> Table:
-    """The rich table of a :class:`~arena.standings.Standings`, with as many of its
-    columns as ``width`` (default: the output's) holds: on a narrow terminal the least
-    needed ones go first (peak MB, CPU ms, the version, the interval), never a number
-    cut short."""
-    title = Text(printable(f"{st.tournament or 'all games'} · {st.players} players, {st.variant} · {st.games} games"))
-    return _rows_table(st.rows, title=title, width=out.width if width is None else width)
-
-
-#: The leaderboard's optional columns, in the order they are given up when space is short.
-_OPTIONAL = ("peak MB", "CPU ms", "ver", "95% CI")
-
-
-def _rows_table(rows: list[dict[str, Any]], *, title: str | Text, live: bool = False, width: int | None = None) -> Table:
-    """Leaderboard rows as a table; ``live`` rows (during a run) have no interval,
-    version or usage yet. With ``width``, optional columns are left out until it fits."""
-    dropped: set[str] = set() if not live else set(_OPTIONAL)
-    table = _build_rows_table(rows, title, dropped, live)
-    for col in _OPTIONAL:
-        if width is None or _table_width(table) <= width:
-            break
-        if col not in dropped:
-            dropped.add(col)
-            table = _build_rows_table(rows, title, dropped, live)
-    return table
-
-
-def _table_width(table: Table) -> int:
-    from rich.console import Console
-    from rich.measure import Measurement
-
-    console = Console(width=10_000, file=io.StringIO())
-    return Measurement.get(console, console.options, table).maximum
-
-
-def _build_rows_table(rows: list[dict[str, Any]], title: str | Text, dropped: set[str], live: bool) -> Table:
-    from arena.standings import fault_summary
-
-    def shown(col: str) -> bool:
-        return col not in dropped
-
-    table = Table(title=title, title_justify="left", header_style="bold")
-    table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("bot", style="bold cyan", no_wrap=True)
-    if shown("ver"):
-        table.add_column("ver", style="dim", no_wrap=True, max_width=12)
-    table.add_column("Elo", justify="right", style="bold", no_wrap=True)
-    if shown("95% CI"):
-        table.add_column("95% CI", justify="right", style="dim", no_wrap=True)
-    for col in ("games", "wins", "pts", "rank"):
-        table.add_column(col, justify="right", no_wrap=True)
-    if shown("CPU ms"):
-        table.add_column("CPU ms", justify="right", style="dim", no_wrap=True)  # per game, the mean
-    if shown("peak MB"):
-        table.add_column("peak MB", justify="right", style="dim", no_wrap=True)
-    table.add_column("faults", justify="right")
-    for r in rows:
-        cells: list[Any] = [str(r["rank"]), name_text(r["label"])]
-        if shown("ver"):
-            cells.append(name_text(r["version"] or r["hash"][:8]))
-        cells.append(f"{r['elo']:.0f}")
-        if shown("95% CI"):
-            cells.append(f"{r['elo_low'] - r['elo']:+.0f} {r['elo_high'] - r['elo']:+.0f}")
-        cells += [str(r["games"]), f"{r['wins']:g}", f"{r['mean_points']:.1f}", f"{r['mean_rank']:.2f}"]
-        if shown("CPU ms"):
-            cells.append(_num(r.get("cpu_ms")))
-        if shown("peak MB"):
-            cells.append(_num(r.get("peak_mb")))
-        faults = sum(r["faults"].values())
-        cells.append(Text(fault_summary(r["faults"]) if not live else str(faults), style="red" if faults else "dim"))
-        table.add_row(*cells)
-    return table
-
-
-def _seats_text(g: Any) -> Text:
-    seats = Text()
-    for s in g.seats:
-        if s.seat:
-            seats.append(" · ")
-        mark = ("*" if s.rank == 1 else "") + ("!" if s.autopilot else "")
-        seats.append(f"{printable(s.bot.name, limit=NAME_LIMIT)} {s.points}{mark}", style="bold green" if s.rank == 1 else "")
-    return seats
-
-
-def _games_table(rows: list[Any], paths: list[str], title: Text) -> Table:
-    """The games with their replays' paths (never broken: a path is for copying)."""
-    table = Table(title=title, title_justify="left")
-    table.add_column("game", no_wrap=True)
-    table.add_column("seats: points (* won, ! ended on autopilot)")
-    table.add_column("faults", justify="right", no_wrap=True)
-    table.add_column("replay", no_wrap=True)
-    for g, path in zip(rows, paths, strict=True):
-        faults = sum(sum(s.faults.values()) for s in g.seats)
-        gid = Text(printable(g.id, limit=NAME_LIMIT) + (" void" if g.status == "void" else ""), style="yellow" if g.status == "void" else "")
-        table.add_row(gid, _seats_text(g), Text(str(faults), style="red" if faults else "dim"), Text(printable(path)))
-    return table
-
-
-def _num(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0f}"
-
-
-def h2h_table(st: Any) -> Table:
-    keys = [r["key"] for r in st.rows]
-    labels = {r["key"]: r["label"] for r in st.rows}
-    table = Table(title="Head to head: wins–draws–losses of the row bot against the column bot", title_justify="left")
-    table.add_column("")
-    for k in keys:
-        table.add_column(name_text(labels[k]), justify="center")
-    for a in keys:
-        cells: list[Any] = []
-        for b in keys:
-            if a == b or st.h2h is None or b not in st.h2h.get(a, {}):
-                cells.append(Text("·", style="dim"))
-                continue
-            w, d, lo = st.h2h[a][b]
-            style = "green" if w > lo else "red" if lo > w else ""
-            cells.append(Text(f"{w:g}–{d:g}–{lo:g}", style=style))
-        table.add_row(name_text(labels[a]), *cells)
-    return table
-
-
-# -- progress ----------------------------------------------------------------------------
-
-
-class ConsoleReporter:
-    """Progress of a run: a rich progress bar and a live leaderboard on a terminal,
-    plain lines otherwise: one per finished game, each whole on its line."""
-
-    def __init__(self, *, quiet: bool = False) -> None:
-        self.fancy = err.is_terminal and not quiet
-        self.quiet = quiet
-        self.live: Live | None = None
-        self.progress: Progress | None = None
-        self.task: Any = None
-        self.results: list[Any] = []
-        self.names: dict[str, str] = {}
-        self.total = 0
-        self.last_table = 0.0
-        self.table: Table | None = None
-        self.faults = 0
-        self.t0 = time.monotonic()
-
-    def bot_ready(self, entrant: Any) -> None:
-        if not self.quiet:
-            version = printable(entrant.manifest.version or entrant.row.hash[:8], limit=NAME_LIMIT)
-            name = printable(entrant.name, limit=NAME_LIMIT)
-            err.print(
-                f"[green]✓[/green] {escape(name)} [dim]{escape(version)} · started in {entrant.startup_ms:.0f} ms[/dim]",
-                highlight=False,
-            )
-
-    def bot_skipped(self, skipped: Any) -> None:
-        if not self.quiet:
-            name = escape(printable(skipped.name, limit=NAME_LIMIT))
-            err.print(f"[bold red]✗ {name}[/bold red] skipped: {_said(skipped.reason)}", highlight=False)
-
-    def planned(self, plan: Any) -> None:
-        self.total = plan.total
-        self.t0 = time.monotonic()  # the games start now: their rate counts from here
-        if self.quiet:
-            return
-        todo = plan.total - plan.already
-        err.print(
-            f"tournament [bold]{escape(plan.tournament_id)}[/bold]: {plan.players} players, {plan.variant}, "
-            f"{plan.total} games ({plan.already} already played, {todo} to play), {plan.jobs} at a time",
-            highlight=False,
-        )
-        if getattr(plan, "games_note", ""):
-            err.print(f"[yellow]note:[/yellow] {escape(plan.games_note)}", highlight=False)
-        if self.fancy and todo:
-            self.progress = Progress(
-                TextColumn("[bold]games"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]}"),
-                TimeElapsedColumn(),
-                # The whole run's rate, not rich's recent-samples one: games of fast and slow
-                # bots come mixed, and a few quick ones in a row made it promise seconds.
-                TextColumn("eta {task.fields[eta]}"),
-                console=err,
-            )
-            self.task = self.progress.add_task("games", total=plan.total, completed=plan.already, rate="", eta="-:--:--")
-            self.live = Live(self.progress, console=err, refresh_per_second=4, transient=True)
-            self.live.start()
-
-    def cluster_ready(self, info: Any) -> None:
-        if self.quiet:
-            return
-        seats = sum(w.seats for w in info.workers)
-        err.print(
-            f"cluster [bold]{info.target}[/bold]: {len(info.workers)} worker(s), {seats:g} seats, "
-            f"{info.seats_per_game} seat(s) a game, {info.slots} game(s) at once"
-            + (f" · dashboard {info.dashboard}" if info.dashboard else ""),
-            highlight=False,
-        )
-        for w in info.oversubscribed:
-            err.print(
-                f"[yellow]note:[/yellow] worker {w.address} declares {w.seats:g} seats for {w.cores} cores: "
-                "its bots may lose time to each other",
-                highlight=False,
-            )
-
-    def game_done(self, game: Any, record: Any, done: int, total: int) -> None:
-        from arena.ratings import GameResult
-
-        n = record.config.players
-        if record.status == "complete":
-            self.results.append(
-                GameResult(
-                    game_id=record.game_id,
-                    set_id=game.set_id,
-                    seats=tuple(game.seats),
-                    ranks=tuple(record.ranks[:n]),
-                    points=tuple(record.scores[:n]),
-                    autopilot=tuple(record.autopilot[:n]),
-                    faults=tuple(record.faults[:n]),
-                )
-            )
-        self.faults += sum(sum(f.values()) for f in record.faults)
-        elapsed = time.monotonic() - self.t0
-        rate = len(self.results) / elapsed if elapsed > 0 else 0.0
-        if self.progress is not None and self.live is not None:
-            left = max(0, total - done)
-            eta = time.strftime("%H:%M:%S", time.gmtime(left / rate)).removeprefix("0") if rate > 0 and left / rate < 86_400 else "-:--:--"
-            self.progress.update(self.task, completed=done, rate=f"{rate:.1f}/s", eta=eta)
-            now = time.monotonic()
-            if now - self.last_table > 1.0 or done == total:
-                self.last_table = now
-                self.live.update(Group(self.progress, self._live_table(done, total)))
-        elif not self.quiet:
-            # Every finished game gets its line, however long the run: a log is read with
-            # grep and tail, and a game left out of it cannot be found there.
-            marks = [
-                ("*" if rank == 1 else "") + ("!" if auto else "")
-                for rank, auto in zip(record.ranks, record.autopilot, strict=False)
-            ]
-            scores = " ".join(
-                f"{printable(b, limit=NAME_LIMIT)}:{p}{m}" for b, p, m in zip(game.seats, record.scores, marks, strict=False)
-            )
-            reason = (record.void_reason.splitlines() or [""])[0]
-            status = "" if record.status == "complete" else f" VOID ({printable(reason, limit=LINE_LIMIT)})"
-            err.print(Text(f"[{done}/{total}] game {record.game_id} {scores}{status}"), highlight=False)
-
-    def _live_table(self, done: int, total: int) -> Table:
-        from arena.ratings import bot_stats, fit_elo
-
-        elo = fit_elo(self.results)
-        stats = bot_stats(self.results)
-        rows = []
-        for i, key in enumerate(sorted(elo, key=lambda k: -elo[k]), 1):
-            s = stats[key]
-            rows.append(
-                {
-                    "rank": i,
-                    "label": key,
-                    "elo": elo[key],
-                    "games": s.games,
-                    "wins": s.wins,
-                    "mean_points": s.mean_points,
-                    "mean_rank": s.mean_rank,
-                    "faults": s.faults,
-                }
-            )
-        return _rows_table(rows, title=f"live: {len(self.results)} games played this run ({done}/{total})", live=True)
-
-    def close(self) -> None:
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
-
-
-# -- commands ----------------------------------------------------------------------------
 
 
 def run_command(
@@ -383,35 +86,11 @@ def run_command(
             st = standings(store, summary.tournament_id, anchor=anchor_pair)
             write_leaderboard_files(st, settings.results)
             if not no_report:
-                from arena.cli.report import print_report_summary
                 from arena.report import write_report
 
                 report = write_report(store, summary.tournament_id, table=st)
-                print_report_summary(report, quiet=True)
-    if json_output:
-        doc = st.to_dict()
-        doc["run"] = {
-            "played": summary.played, "already": summary.already, "recovered": summary.recovered,
-            "total": summary.total, "void": summary.void,
-            "interrupted": summary.interrupted, "seconds": round(summary.seconds, 3), "games_note": summary.games_note,
-            "results": str(settings.results), "report": str(report.index) if report else None,
-        }
-        print(json.dumps(doc))
-    else:
-        out.print(leaderboard_table(st))
-        for sk in st.skipped:
-            out.print(f"[red]{sk.get('status', 'skipped')}[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
-        err.print(
-            f"{summary.played} game(s) played, {summary.already} already in the store"
-            + (f" ({summary.recovered} recovered from the replay files of a killed run)" if summary.recovered else "")
-            + f", {summary.void} void, "
-            f"in {summary.seconds:.1f} s · results in {escape(str(settings.results))}/ (leaderboard.md, leaderboard.json, replays/)",
-            highlight=False,
-        )
-        if report is not None:
-            err.print(f"report: {escape(str(report.index))}", highlight=False)
-        for reason in summary.void_reasons[:5]:
-            err.print(f"[yellow]void[/yellow] {_said(reason)}", highlight=False)
+                print_report_summary(err, report, quiet=True)
+    print_run(out, err, st, summary, settings.results, report, as_json=json_output)
     if summary.interrupted:
         err.print(
             f"[yellow]interrupted:[/yellow] {summary.done} of {summary.total} games are safe in the store; "
@@ -443,14 +122,7 @@ def leaderboard_command(
     if json_output:
         print(json.dumps(st.to_dict()))
         return
-    if not st.rows:
-        out.print(f"no games yet in {st.tournament or 'this format'}", highlight=False)
-    else:
-        out.print(leaderboard_table(st))
-    if h2h and st.rows:
-        out.print(h2h_table(st))
-    for sk in st.skipped:
-        out.print(f"[red]{sk.get('status', 'skipped')}[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}", highlight=False)
+    print_leaderboard(out, st, h2h=h2h)
 
 
 def games_command(
@@ -469,43 +141,4 @@ def games_command(
         rows = store.games(tournament, bot=bot, status=None)
     if limit is not None:
         rows = rows[-limit:]
-    if json_output:
-        print(
-            json.dumps(
-                {
-                    "games": [
-                        {
-                            "id": g.id, "status": g.status, "set_id": g.set_id, "seed": g.seed, "players": g.players,
-                            "variant": g.variant, "finished": g.finished, "duration_s": g.duration_s,
-                            "replay": str(results / g.replay),
-                            "seats": [
-                                {"seat": s.seat, "bot": s.bot.name, "key": s.bot.key, "points": s.points,
-                                 "rank": s.rank, "faults": s.faults}
-                                for s in g.seats
-                            ],
-                        }
-                        for g in rows
-                    ]
-                }
-            )
-        )
-        return
-    paths = [str(results / g.replay) for g in rows]
-    title = Text(printable(f"{len(rows)} game(s)" + (f" with {bot}" if bot else "")))
-    table = _games_table(rows, paths, title)
-    if _table_width(table) <= out.width:
-        out.print(table)
-        return
-    # Too narrow for the table: a game per line, its replay's path under it, never broken
-    # (a path longer than the terminal is left to the terminal to wrap, so it copies whole).
-    out.print(Text(f"{title.plain} (* won, ! ended on autopilot)", style="bold"))
-    for g, path in zip(rows, paths, strict=True):
-        line = Text(printable(g.id, limit=NAME_LIMIT), style="yellow" if g.status == "void" else "")
-        if g.status == "void":
-            line.append(" void", style="yellow")
-        line.append("  ")
-        line.append_text(_seats_text(g))
-        faults = sum(sum(s.faults.values()) for s in g.seats)
-        line.append(f"  faults {faults}", style="red" if faults else "dim")
-        out.print(line)
-        out.print(Text("  " + printable(path), style="dim"), soft_wrap=True)
+    print_games(out, rows, results, bot=bot, as_json=json_output)
