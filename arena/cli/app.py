@@ -45,20 +45,10 @@ def _root(
     """Sushi Go! Arena: run bot tournaments with an exact rules engine."""
 
 
-
 # In this order in `arena --help`.
-app.command("play")(play.play_command)
-app.command("replay")(replay.replay_command)
-app.command("verify")(replay.verify_command)
-app.command("schema")(schema.schema_command)
-app.command("doctor")(doctor.doctor_command)
-app.command("new")(new.new_command)
-app.command("report")(report.report_command)
-app.command("run")(run.run_command)
-app.command("leaderboard")(run.leaderboard_command)
-app.command("games")(run.games_command)
-app.command("validate")(validate.validate_command)
-app.command("submit")(validate.submit_command)
+for module in (play, replay, schema, doctor, new, report, run, validate):
+    for name, command in module.COMMANDS.items():
+        app.command(name)(command)
 app.add_typer(bench.bench_app, name="bench")
 app.add_typer(store.store_app, name="store")
 

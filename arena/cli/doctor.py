@@ -38,3 +38,7 @@ def doctor_command(
         print(json.dumps(report.to_dict()))
         return
     render_doctor(out, report)
+
+
+#: The commands of this module by name, for the app to register.
+COMMANDS = {"doctor": doctor_command}

@@ -59,3 +59,7 @@ def new_command(
             f"this bot here until it is installed",
             highlight=False,
         )
+
+
+#: The commands of this module by name, for the app to register.
+COMMANDS = {"new": new_command}

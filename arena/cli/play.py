@@ -97,3 +97,7 @@ def play_key(results: Path) -> bytes:
         with open_store(results, create=False) as store:
             key = store.deal_key()
     return key or secrets.token_bytes(32)
+
+
+#: The commands of this module by name, for the app to register.
+COMMANDS = {"play": play_command}

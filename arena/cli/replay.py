@@ -255,3 +255,6 @@ def _verify_summary(checked: int, failures: list[tuple[str, str, str]]) -> str:
         parts.append(f"the other {replays} replay(s) verified: every game re-simulates exactly")
     return "; ".join(parts) if checked == 1 else f"{checked} files checked: " + "; ".join(parts)
 
+
+#: The commands of this module by name, for the app to register.
+COMMANDS = {"replay": replay_command, "verify": verify_command}

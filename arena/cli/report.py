@@ -52,3 +52,7 @@ def report_command(
         )
     if open_page:
         webbrowser.open(summary.index.resolve().as_uri())
+
+
+#: The commands of this module by name, for the app to register.
+COMMANDS = {"report": report_command}

@@ -142,3 +142,7 @@ def games_command(
     if limit is not None:
         rows = rows[-limit:]
     print_games(out, rows, results, bot=bot, as_json=json_output)
+
+
+#: The commands of this module by name, for the app to register.
+COMMANDS = {"run": run_command, "leaderboard": leaderboard_command, "games": games_command}

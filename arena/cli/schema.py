@@ -8,3 +8,7 @@ def schema_command() -> None:
     from protocol import schema_json
 
     print(schema_json())
+
+
+#: The commands of this module by name, for the app to register.
+COMMANDS = {"schema": schema_command}

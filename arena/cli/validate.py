@@ -217,3 +217,7 @@ def _replace(
             shutil.rmtree(staging, ignore_errors=True)
     shutil.rmtree(staging, ignore_errors=True)  # the old copy, swapped out
     out.print(Text(f"✓ replaced {dest}: {_describe(old)} → {_describe(new)}", style="green"))
+
+
+#: The commands of this module by name, for the app to register.
+COMMANDS = {"validate": validate_command, "submit": submit_command}
