@@ -48,3 +48,35 @@ def test_the_cli_package_has_no_import_circle() -> None:
     for module in sorted(graph):
         visit(module, ())
     assert "arena.cli.run" in graph["arena.cli.app"]  # the app registers the commands, one way
+
+
+def test_the_time_options_read_the_same_in_every_command_that_plays_at_once() -> None:
+    import typer
+
+    from arena.cli.app import app
+
+    root = typer.main.get_command(app)
+    flags = ("--hello-ms", "--turn-ms", "--bank-ms", "--time-scale", "--no-timeout")
+
+    def options(command: str) -> list[tuple[str, object, object]]:
+        by_flag = {p.opts[0]: p for p in root.commands[command].params}
+        return [(flag, by_flag[flag].help, by_flag[flag].default) for flag in flags]
+
+    assert options("play") == options("validate") == options("submit")
+    assert [default for *_, default in options("play")] == [10_000, 1_000, 10_000, 1.0, False]
+
+
+def test_the_time_options_reach_the_game(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from arena.cli.app import app
+    from arena.replay import read_replay
+
+    bot = str(Path(__file__).parent / "bots" / "testbot.py")
+    replay = tmp_path / "game.json.gz"
+    result = CliRunner().invoke(
+        app, ["play", bot, bot, "--turn-ms", "777", "--bank-ms", "0", "--time-scale", "2", "--replay", str(replay), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    recorded = read_replay(replay).time
+    assert (recorded["turn_ms"], recorded["bank_ms"], recorded["time_scale"], recorded["hello_ms"]) == (777, 0, 2.0, 10_000)
