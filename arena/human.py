@@ -2,7 +2,7 @@
 
 The human seat is a protocol-v1 bot process like any other, so the referee,
 replays and faults treat it exactly as they treat a bot. The process
-(``python -m arena.cli_human``) answers the referee on stdin/stdout and talks to
+(``python -m arena.cli.human_seat``) answers the referee on stdin/stdout and talks to
 the person through the terminal the arena was started from; the referee gives
 that seat no deadline.
 
@@ -173,7 +173,7 @@ def human_spec(terminal: str) -> BotSpec:
     env["PYTHONPATH"] = os.pathsep.join([here, *filter(None, [env.get("PYTHONPATH")])])
     return BotSpec(
         name=HUMAN,
-        argv=(sys.executable, "-m", "arena.cli_human", "--tty", terminal),
+        argv=(sys.executable, "-m", "arena.cli.human_seat", "--tty", terminal),
         cwd=Path.cwd(),
         env=env,
     )

@@ -8,7 +8,7 @@ screen) or characters that reorder what a reader sees (the Unicode bidi controls
 "Trojan source"). :func:`printable` shows each such character as a visible escape
 (``\\x1b``, ``\\u202e``) instead, so that the reader still sees what the bot wrote and the
 terminal does nothing with it. The output boundaries apply it: the CLI's consoles
-(:class:`arena.cli_render.SafeConsole`), leaderboard.md (:mod:`arena.tournament.standings`) and the
+(:class:`arena.cli.render.SafeConsole`), leaderboard.md (:mod:`arena.tournament.standings`) and the
 report's data (:func:`visible_json`).
 """
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from arena.ask import rebuild_position
 from arena.bots import BotSpec
 from arena.bots.sandbox import strict_support
-from arena.cli import app
+from arena.cli.app import app
 from arena.engine import GameConfig
 from arena.errors import ArenaError
 from arena.referee import TimeSettings, open_pool, play_game

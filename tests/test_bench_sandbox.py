@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.bots.sandbox import strict_support
-from arena.cli import app
+from arena.cli.app import app
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="the bench compiles a tiny C bot with cc")

@@ -9,7 +9,7 @@ import sys
 from typer.testing import CliRunner
 
 from arena import __version__
-from arena.cli import app
+from arena.cli.app import app
 
 runner = CliRunner()
 

@@ -11,8 +11,9 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-import arena.cli_run as cli_run
-from arena.cli import app
+import arena.cli.run as cli_run
+from arena.cli.app import app
+from arena.cli.render_results import leaderboard_table
 from arena.store import open_store
 from arena.tournament.standings import standings
 
@@ -39,7 +40,7 @@ def _render(renderable: object, width: int) -> str:
 def test_the_leaderboard_drops_columns_before_it_cuts_a_number(results: Path, width: int) -> None:
     with open_store(results, create=False) as store:
         st = standings(store)
-    text = _render(cli_run.leaderboard_table(st, width=width), width)
+    text = _render(leaderboard_table(st, width=width), width)
     assert "…" not in text.split("\n", 1)[1].rsplit("faults", 1)[-1]  # no cell cut short
     assert max(len(line) for line in text.splitlines()) <= width
     for row in st.rows:

@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 from arena.bots.bundle import BundleError, bundle_bot, unpack_bundle
 from arena.bots.manifest import content_hash, find_bot
 from arena.bots.sandbox import Level, SandboxSettings
-from arena.cli import app
+from arena.cli.app import app
 from arena.errors import ArenaError
 from arena.executors.cluster import ClusterTarget, parse_cluster
 from arena.executors.cluster_task import CRASH_ENV
@@ -150,7 +150,7 @@ def test_a_local_run_never_imports_dask(tmp_path: Path) -> None:
         shutil.copytree(EXAMPLES / name, bots / name, ignore=shutil.ignore_patterns("__pycache__"))
     code = (
         "import sys\n"
-        "from arena.cli import app\n"
+        "from arena.cli.app import app\n"
         f"try:\n    app(['run', '--bots', {str(bots)!r}, '--results', {str(tmp_path / 'res')!r}, '--players', '2', '-q'])\n"
         "except SystemExit as e:\n    assert not e.code, e.code\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed'))\n"

@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 
 from arena.bots.manifest import find_bot, prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
-from arena.cli import app
+from arena.cli.app import app
 from arena.engine import GameConfig, Variant, apply_turn, legal_plays, new_game, result
 from arena.referee import open_pool, play_game
 from arena.replay import Replay, read_replay, verify_replay

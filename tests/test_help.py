@@ -11,7 +11,7 @@ import sys
 import typer
 from typer.testing import CliRunner
 
-from arena.cli import app
+from arena.cli.app import app
 
 runner = CliRunner()
 

@@ -26,7 +26,7 @@ import pytest
 from rich.console import Console
 from test_sdk import act_message
 
-from arena.cli_human import Screen
+from arena.cli.human_seat import Screen
 from arena.engine import GameConfig, Variant, apply_turn, events, new_game
 from arena.human import (
     CARD_VALUES,

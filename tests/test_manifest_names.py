@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.bots.manifest import ManifestError, discover_bots, find_bot
-from arena.cli import app
+from arena.cli.app import app
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "example_bots"
 

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from arena.bots.manifest import load_manifest
 from arena.bots.sandbox import resolve_level
-from arena.cli import app
+from arena.cli.app import app
 from arena.starters import LANGUAGES, TOOLCHAINS
 
 ROOT = Path(__file__).resolve().parent.parent

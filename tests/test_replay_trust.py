@@ -25,7 +25,7 @@ from proc_helpers import STRICT, needs_strict
 from typer.testing import CliRunner
 
 from arena.bots import BotSpec
-from arena.cli import app
+from arena.cli.app import app
 from arena.engine import GameConfig, new_game
 from arena.referee import TimeSettings, fallback_play, open_pool, play_game
 from arena.replay import (

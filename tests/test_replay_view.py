@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.ask import _dumpable
-from arena.cli import app
-from arena.cli_render import DEBUG_LIMIT, debug_text
+from arena.cli.app import app
+from arena.cli.render import DEBUG_LIMIT, debug_text
 from arena.replay import read_replay
 
 runner = CliRunner()

@@ -13,7 +13,7 @@ import pytest
 from report_helpers import TESTBOT, make_tournament
 from typer.testing import CliRunner
 
-from arena.cli import app
+from arena.cli.app import app
 from arena.engine.cards import DECK_COUNTS, KINDS, MAKI_SYMBOLS, NIGIRI_VALUE
 from arena.replay import read_replay
 from arena.report import (

@@ -203,7 +203,7 @@ def test_without_strict_support_a_run_falls_back_to_limits_with_one_warning(
     from typer.testing import CliRunner
 
     from arena.bots import sandbox
-    from arena.cli import app
+    from arena.cli.app import app
 
     missing = "bubblewrap (bwrap) is not installed: install it with `apt-get install bubblewrap`"
     monkeypatch.setattr(sandbox, "_strict", sandbox.StrictSupport(False, missing))

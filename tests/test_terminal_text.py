@@ -262,7 +262,7 @@ def test_the_console_prints_nothing_raw_whatever_the_text(plain: str, styled: st
     from rich.table import Table
     from rich.text import Text
 
-    from arena.cli_render import ConsoleLogHandler, SafeConsole
+    from arena.cli.render import ConsoleLogHandler, SafeConsole
 
     screen = io.StringIO()
     console = SafeConsole(file=screen, force_terminal=True, color_system="standard", width=80)
@@ -288,7 +288,7 @@ def test_the_console_prints_nothing_raw_whatever_the_text(plain: str, styled: st
 def test_an_escape_in_a_table_cell_is_laid_out_whole() -> None:
     from rich.table import Table
 
-    from arena.cli_render import SafeConsole, name_text
+    from arena.cli.render import SafeConsole, name_text
 
     screen = io.StringIO()
     console = SafeConsole(file=screen, width=100)
@@ -470,7 +470,7 @@ def test_on_a_terminal_nothing_of_the_bots_drives_it(played: dict, tmp_path: Pat
 def test_the_human_seat_shows_bot_names_and_messages_as_escapes() -> None:
     """The person's screen (``arena play human``) is a console too: the names of the bots
     at the table and the referee's messages reach it through the same function."""
-    from arena.cli_human import Screen
+    from arena.cli.human_seat import Screen
     from arena.engine import GameConfig
     from arena.referee import DEFAULT_TIME, game_start_message
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from arena.cli import app
+from arena.cli.app import app
 from arena.store import DB_NAME, open_store
 from arena.tournament.runner import game_id, run_tournament
 from arena.tournament.settings import RunSettings, load_config, settings_from

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 import arena.validate as validate_module
 from arena.bots.manifest import content_hash
 from arena.bots.sandbox import SandboxSettings, resolve_level
-from arena.cli import app
+from arena.cli.app import app
 from arena.errors import ArenaError
 from arena.referee import TimeSettings
 from arena.validate import SECTIONS, ValidationReport, scripts, submit_bot, validate_bot

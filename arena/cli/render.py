@@ -1,5 +1,5 @@
-"""Rich rendering of games and replays for the terminal (used by arena.cli only), and
-the console every command prints through."""
+"""Rich rendering of games and replays for the terminal (play, replay, the human seat),
+and SafeConsole, the console class every command prints through."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""`arena new`: write a starter bot folder (arena.starters does the work).
-
-Registered on the app of :mod:`arena.cli` (imported at its end)."""
+"""`arena new`: write a starter bot folder (arena.starters does the work)."""
 
 from __future__ import annotations
 
@@ -13,13 +11,13 @@ from typing import Annotated
 
 import typer
 
-from arena.cli import JsonOption, app, err, out
+from arena.cli.console import err, out
+from arena.cli.options import JsonOption
 from arena.starters import LANGUAGES, TOOLCHAINS, StarterError, check_name, write_starter
 
 Language = Enum("Language", {lang: lang for lang in LANGUAGES}, type=str)  # type: ignore[misc]
 
 
-@app.command("new")
 def new_command(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The bot's name, and its folder's: letters, digits, '.', '_', '+', '-'.")],
     lang: Annotated[Language, typer.Option("--lang", "-l", help="The bot's language.", case_sensitive=False)],
@@ -61,3 +59,7 @@ def new_command(
             f"this bot here until it is installed",
             highlight=False,
         )
+
+
+#: The commands of this module by name, for the app to register.
+COMMANDS = {"new": new_command}

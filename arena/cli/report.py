@@ -1,6 +1,4 @@
-"""`arena report`: the tournament as a static web site (see :mod:`arena.report`).
-
-Registered on the app of :mod:`arena.cli` (imported at its end)."""
+"""`arena report`: the tournament as a static web site (see :mod:`arena.report`)."""
 
 from __future__ import annotations
 
@@ -13,26 +11,15 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from arena.cli import JsonOption, app, err, out
+from arena.cli.console import err, out
+from arena.cli.options import JsonOption, ResultsArgument, TournamentOption
+from arena.cli.render_results import print_report_summary
 from arena.text import LINE_LIMIT, printable
 
 
-def print_report_summary(summary: object, *, quiet: bool = False) -> None:
-    """The lines every command that writes a report prints: problems, then where it is."""
-    for problem in summary.problems:  # type: ignore[attr-defined]
-        err.print(f"[yellow]warning:[/yellow] {escape(printable(str(problem), limit=LINE_LIMIT))}", highlight=False)
-    if not quiet:
-        err.print(
-            f"report: {summary.index} ({summary.games} games, {summary.files} files, "  # type: ignore[attr-defined]
-            f"{summary.bytes / 1024:,.0f} KB, {summary.seconds:.1f} s)",  # type: ignore[attr-defined]
-            highlight=False,
-        )
-
-
-@app.command("report")
 def report_command(
-    results: Annotated[Path, typer.Argument(help="The results folder.", metavar="RESULTS")] = Path("results"),
-    tournament: Annotated[str | None, typer.Option("--tournament", "-t", help="Which tournament (default: the latest).")] = None,
+    results: ResultsArgument = Path("results"),
+    tournament: TournamentOption = None,
     out_dir: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="Where to write the site (default: RESULTS/<tournament>/report/)."),
@@ -57,7 +44,7 @@ def report_command(
         for problem in summary.problems:
             err.print(f"[yellow]warning:[/yellow] {escape(printable(str(problem), limit=LINE_LIMIT))}", highlight=False)
     else:
-        print_report_summary(summary, quiet=True)
+        print_report_summary(err, summary, quiet=True)
         out.print(f"report: {summary.index}", highlight=False)
         err.print(
             f"{summary.games} games, {summary.files} files, {summary.bytes / 1024:,.0f} KB, written in {summary.seconds:.1f} s",
@@ -65,3 +52,7 @@ def report_command(
         )
     if open_page:
         webbrowser.open(summary.index.resolve().as_uri())
+
+
+#: The commands of this module by name, for the app to register.
+COMMANDS = {"report": report_command}

@@ -1,6 +1,6 @@
 """The human seat's process: a protocol-v1 bot whose decisions a person makes.
 
-    python -m arena.cli_human --tty /dev/pts/3
+    python -m arena.cli.human_seat --tty /dev/pts/3
 
 ``arena play human BOT…`` starts it like any bot: it answers the referee on
 stdin/stdout (through the Python SDK, :mod:`protocol.sdk`) and shows the game to
@@ -22,7 +22,7 @@ from typing import IO
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli_render import STYLE, SafeConsole
+from arena.cli.render import STYLE, SafeConsole
 from arena.human import (
     LeaveTable,
     card_name,
@@ -275,7 +275,7 @@ class HumanBot(Bot):
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m arena.cli_human", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m arena.cli.human_seat", description=__doc__.splitlines()[0])
     parser.add_argument("--tty", required=True, help="the terminal device the person plays on")
     args = parser.parse_args(argv)
     try:

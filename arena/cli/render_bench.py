@@ -1,0 +1,120 @@
+"""How `arena bench` prints its figures: a table and the line that says what they mean, or
+one JSON object with --json."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+
+def print_engine(console: Console, results: list[Any], variant: str, *, as_json: bool) -> None:
+    """`arena bench engine`: a row per player count; the JSON headline is the 4-player one."""
+    headline = next((r for r in results if r.players == 4), results[0])
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "benchmark": "engine",
+                    "players": headline.players,
+                    "games_per_s": headline.games_per_s,
+                    "us_per_decision": headline.us_per_decision,
+                    "ratio": headline.ratio,
+                    "per_players": {str(r.players): r.to_dict() for r in results},
+                }
+            )
+        )
+        return
+    table = Table(title=f"Engine: random {variant} games through the public API", title_justify="left")
+    for col in ("players", "games/s", "µs/decision", "baseline games/s", "ratio"):
+        table.add_column(col, justify="right")
+    for r in results:
+        table.add_row(
+            str(r.players), f"{r.games_per_s:,.0f}", f"{r.us_per_decision:.2f}", f"{r.baseline_games_per_s:,.0f}", f"{r.ratio:.2f}"
+        )
+    console.print(table)
+    console.print("[dim]ratio = engine games/s ÷ plain-playout games/s, measured interleaved in this run.[/dim]")
+
+
+def print_referee(console: Console, r: Any, *, as_json: bool) -> None:  # noqa: ANN401 - a RefereeBench
+    """`arena bench referee`: the referee's cost per cycle beside raw pipes'."""
+    if as_json:
+        print(json.dumps({"benchmark": "referee", "players": 4, **r.to_dict()}))
+        return
+    table = Table(title="Referee: 4-player games among four instant C bots", title_justify="left")
+    for col in ("", "games", "cycles", "games/s", "µs/cycle"):
+        table.add_column(col, justify="right")
+    table.add_row("referee", f"{r.games:,}", f"{r.cycles:,}", f"{r.games_per_s:,.0f}", f"{r.referee_us_per_cycle:.1f}")
+    raw_games_per_s = r.raw_games / r.raw_seconds
+    table.add_row("raw pipes", f"{r.raw_games:,}", f"{r.raw_cycles:,}", f"{raw_games_per_s:,.0f}", f"{r.raw_us_per_cycle:.1f}")
+    console.print(table)
+    console.print(f"overhead ratio: {r.overhead_ratio:.2f}", highlight=False)
+    console.print(
+        "[dim]cycle = four acts written, four replies read (plus each game's game_start and game_over, "
+        "spread over its 21 cycles); ratio = referee µs/cycle ÷ raw µs/cycle (the same bytes, "
+        f"blocking os.write/os.read, no decoding), measured interleaved in {r.slices} slices in this run"
+        + (f", everything on CPU {r.pinned_cpu}.[/dim]" if r.pinned_cpu is not None else ", CPUs not pinned.[/dim]")
+    )
+
+
+def print_sandbox(console: Console, err: Console, costs: list[Any], missing: str | None, *, as_json: bool) -> None:
+    """`arena bench sandbox`: a row per level; why strict was not measured goes to ``err``."""
+    if as_json:
+        print(json.dumps({"benchmark": "sandbox", "levels": [c.to_dict() for c in costs], "strict_missing": missing}))
+        return
+    table = Table(title="Sandbox levels: an instant C bot", title_justify="left")
+    for col in ("level", "start ms (median)", "start ms (min)", "µs/cycle"):
+        table.add_column(col, justify="right")
+    for c in costs:
+        table.add_row(c.level, f"{c.start_ms:.1f}", f"{c.start_min_ms:.1f}", f"{c.cycle_us:.0f}")
+    console.print(table)
+    if missing:
+        err.print(f"[yellow]strict not measured:[/yellow] {escape(str(missing))}", highlight=False)
+    console.print(
+        "[dim]unconfined = no sandbox object at all; start = spawn to the hello reply, levels interleaved; "
+        "cycle = four acts written and four replies read, in whole games.[/dim]"
+    )
+
+
+def print_tournament(console: Console, r: Any, *, as_json: bool) -> None:  # noqa: ANN401 - a TournamentBench
+    """`arena bench tournament`: games/s of each configuration, the scaling, the store's share."""
+    if as_json:
+        print(json.dumps({"benchmark": "tournament", "players": 4, **r.to_dict()}))
+        return
+    table = Table(title=f"Tournament: four-player games among six instant C bots, {r.rounds} rounds", title_justify="left")
+    for col in ("configuration", "games", "games/s"):
+        table.add_column(col, justify="right")
+    table.add_row("--jobs 1", f"{r.games:,}", f"{r.games_per_s_jobs1:,.1f}")
+    table.add_row("--jobs 2", f"{r.games:,}", f"{r.games_per_s:,.1f}")
+    table.add_row("--jobs 2, nothing recorded", f"{r.games:,}", f"{r.games_per_s_unrecorded:,.1f}")
+    console.print(table)
+    console.print(
+        f"scaling (2 jobs ÷ 1): {r.scaling:.2f} · store share of the time: {100 * r.store_share:.1f}% "
+        f"(1 − recorded ÷ unrecorded games/s) · store writer: {r.store_ms_per_game:.2f} ms CPU per game, "
+        f"{100 * r.store_cpu_share:.1f}% of the arena's CPU · results written under {r.scratch} "
+        f"(creating a file there: {r.file_create_us:.0f} µs)",
+        highlight=False,
+    )
+
+
+def print_cluster(console: Console, r: Any, slots: int, *, as_json: bool) -> None:  # noqa: ANN401 - a ClusterBench
+    """`arena bench cluster`: local and Dask games/s side by side, and what Dask adds per game."""
+    if as_json:
+        print(json.dumps({"benchmark": "cluster", "players": 4, "slots": slots, **r.to_dict()}))
+        return
+    table = Table(title=f"{r.games} four-player games among six instant C bots, {slots} at a time", title_justify="left")
+    table.add_column("executor")
+    table.add_column("games/s", justify="right")
+    table.add_row(f"local, --jobs {slots}", f"{r.local_games_per_s:,.1f}")
+    table.add_row(f"Dask, --cluster local:{slots}", f"{r.cluster_games_per_s:,.1f}")
+    console.print(table)
+    console.print(
+        f"cluster path: +{r.overhead_ms_per_game:,.0f} ms per game per slot = Dask task {r.dask_task_ms:.1f} + "
+        f"game process start {r.game_process_ms:.0f} + fresh bots and the rest {r.bots_and_rest_ms:.0f}; "
+        f"cluster start {r.cluster_setup_s:.1f} s (not in games/s); the arena process: {r.coordinator_cpu_ms:.1f} ms CPU "
+        "per game (client, writer, scheduler)",
+        highlight=False,
+    )

@@ -1,0 +1,91 @@
+"""`arena store`: rebuild the results store from the replay files, and move its secret
+deal key (export, import); arena.store and arena.store_rebuild do the work."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from arena.cli.console import HELP, busy, err, out, say_waiting
+from arena.cli.options import JsonOption, ResultsArgument
+from arena.cli.render_results import print_rebuild
+
+store_app = typer.Typer(
+    help="The results store (RESULTS/arena.db): rebuild it from the replay files, or move its secret deal key.",
+    no_args_is_help=True,
+    **HELP,
+)
+store_key_app = typer.Typer(
+    help="The store's secret deal key: every deal, set id and card id of its games is keyed with it.",
+    no_args_is_help=True,
+    **HELP,
+)
+store_app.add_typer(store_key_app, name="key")
+
+
+@store_app.command("rebuild")
+def store_rebuild_command(
+    results: ResultsArgument = Path("results"),
+    json_output: JsonOption = False,
+) -> None:
+    """Make RESULTS/arena.db again from the replay files (every replay re-simulated), e.g.
+    after it was damaged: the old file is moved aside, never deleted; what could not be
+    recovered is listed. Holds the results folder like a run (waits for one going on)."""
+    from arena.store_rebuild import rebuild_store
+
+    try:
+        with busy("rebuilding the store from the replays…", shown=not json_output):
+            report = rebuild_store(results, on_wait=say_waiting)
+    except KeyboardInterrupt:
+        err.print("\n[yellow]interrupted[/yellow]: the store was not changed.", highlight=False)
+        raise typer.Exit(130) from None
+    if json_output:
+        print(json.dumps(report.to_dict()))
+    else:
+        print_rebuild(out, err, report)
+    if report.not_recovered or report.lost:  # (a lost meta table is said above: the games are all there)
+        raise typer.Exit(1)
+
+
+@store_key_app.command("export")
+def store_key_export_command(
+    results: ResultsArgument = Path("results"),
+) -> None:
+    """Print the store's deal key (64 hex digits). Keep it secret: whoever has it can compute every
+    deal of the store's games. `arena store key import` puts it into a fresh results folder, whose
+    runs then play the very same games with the same --seed."""
+    from arena.store import open_store
+
+    # Read-only first (a read-only folder's key can be exported too); a store without a key
+    # yet is opened to make one.
+    with open_store(results, create=False, read_only=True) as store:
+        key = store.stored_deal_key()
+    if key is None:
+        with open_store(results, create=False) as store:
+            key = store.deal_key()
+    print(key.hex())
+
+
+@store_key_app.command("import")
+def store_key_import_command(
+    key: Annotated[str, typer.Argument(help="A deal key, as `arena store key export` printed it.", metavar="KEY")],
+    results: Annotated[Path, typer.Argument(help="The results folder (made if missing).", metavar="RESULTS")] = Path("results"),
+) -> None:
+    """Make KEY the deal key of the store in RESULTS: only a store with no games yet (or a new one).
+    Holds the results folder like a run (waits for one going on, then checks its games)."""
+    from arena.store import open_store, parse_deal_key, results_lock
+
+    parse_deal_key(key, "the key to import")  # checked before any folder is made
+    # A run reads the key once, under this lock, and deals every game with it: replacing it
+    # under a run would record games dealt with a key gone from the store.
+    try:
+        with results_lock(results, "arena store key import", on_wait=say_waiting), open_store(results) as store:
+            store.import_deal_key(key)
+    except KeyboardInterrupt:
+        err.print("\n[yellow]interrupted[/yellow]: the deal key was not changed.", highlight=False)
+        raise typer.Exit(130) from None
+    err.print(f"deal key imported into {escape(str(store.path))}", highlight=False)
