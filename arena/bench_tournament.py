@@ -39,7 +39,7 @@ from pathlib import Path
 
 from arena.bench_referee import compile_instant_bot
 from arena.errors import ArenaError
-from arena.referee import TimeSettings
+from arena.game.referee import TimeSettings
 from arena.store import open_store
 from arena.tournament import RunSettings, run_tournament
 

@@ -260,7 +260,7 @@ def sandbox_settings(level: str | None):  # noqa: ANN201
 
 
 def _time_settings(hello_ms: int, turn_ms: int, bank_ms: int, time_scale: float, no_timeout: bool):  # noqa: ANN202
-    from arena.referee import TimeSettings
+    from arena.game.referee import TimeSettings
 
     return TimeSettings(hello_ms=hello_ms, turn_ms=turn_ms, bank_ms=bank_ms, time_scale=time_scale, no_timeout=no_timeout)
 
@@ -332,7 +332,7 @@ def play_command(
         err.print(f"interrupted: the game was not finished and no replay was written; every bot was stopped{by}", highlight=False)
         raise typer.Exit(130) from None
     path = replay or results / "play" / f"{outcome.record.game_id}.json.gz"
-    from arena.replay import write_replay
+    from arena.game.replay import write_replay
 
     write_replay(path, outcome.record.replay)
     if json_output:
@@ -396,7 +396,7 @@ def replay_command(
     """Show a recorded game turn by turn: hands, plays, tableaus, scores and faults;
     or, with --ask, put one seat's recorded decision to a bot."""
     from arena.cli_render import render_ask, render_game, replay_summary
-    from arena.replay import ReplayError, read_replay
+    from arena.game.replay import ReplayError, read_replay
 
     if ask is not None:
         from arena.ask import ask_bot, parse_turn
@@ -448,7 +448,7 @@ def verify_command(
     """Re-simulate replays from their seeds and plays and re-derive every recorded outcome;
     in a results folder, check each game's seats against the store too. Every file is
     listed, good or bad; fail on any difference."""
-    from arena.replay import ReplayError, iter_replays
+    from arena.game.replay import ReplayError, iter_replays
 
     try:
         files = iter_replays(target)
@@ -515,7 +515,7 @@ def _verify_store(target: Path):  # noqa: ANN202
 def _verify_one(file: Path, store) -> tuple[str, str, str]:  # noqa: ANN001
     """``("", "", note)`` for a replay that verifies (and matches its store row, if any);
     else the failure's kind (unreadable or differs) and its message naming the file."""
-    from arena.replay import (
+    from arena.game.replay import (
         ReplayError,
         check_game_id,
         check_recorded_game,

@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.cli_render import STYLE, SafeConsole
+from arena.game.replay import RESIGN_STATUS
 from arena.human import (
     LeaveTable,
     card_name,
@@ -34,7 +35,6 @@ from arena.human import (
     round_points,
     tableau_piles,
 )
-from arena.replay import RESIGN_STATUS
 from arena.text import LINE_LIMIT, NAME_LIMIT, printable
 from protocol import Act, Card, GameEnd, GameOver, GameStart, LastCard, Reveal, RoundEnd, RoundStart
 from protocol.sdk import Bot, View, run

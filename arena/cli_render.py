@@ -15,7 +15,7 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Span, Text
 
-from arena.replay import FaultRecord, Replay
+from arena.game.replay import FaultRecord, Replay
 from arena.text import LINE_LIMIT, NAME_LIMIT, has_unsafe, printable, unsafe_positions, visible_json
 
 #: How much of a bot's debug value one decision shows (the replay keeps up to 4 KiB of it).

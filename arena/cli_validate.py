@@ -35,7 +35,7 @@ from arena.text import LINE_LIMIT, printable
 if TYPE_CHECKING:
     from arena.bots.manifest import BotManifest
     from arena.bots.sandbox import SandboxSettings
-    from arena.referee import TimeSettings
+    from arena.game.referee import TimeSettings
     from arena.validate import ValidationReport
 
 BUILD_CACHE = Path("results") / "build"  # where `arena play` builds bots too

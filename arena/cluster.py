@@ -41,8 +41,8 @@ from arena.bots import BotError
 from arena.bots.bundle import bundle_bot
 from arena.engine import RULES_VERSION, GameConfig, Variant, new_game
 from arena.errors import ArenaError
-from arena.referee import FAULT_KINDS, GameRecord, time_dict
-from arena.replay import Replay, SeatInfo
+from arena.game.referee import FAULT_KINDS, GameRecord, time_dict
+from arena.game.replay import Replay, SeatInfo
 from arena.schedule import card_ids
 from arena.worker_game import decode_record
 

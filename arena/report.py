@@ -54,8 +54,8 @@ from arena.engine.cards import (
 )
 from arena.engine.scoring import maki_points, maki_symbols, set_points
 from arena.errors import ArenaError
+from arena.game.replay import Replay, ReplayError, plain_name, read_replay
 from arena.ratings import bot_stats, fit_elo, head_to_head
-from arena.replay import Replay, ReplayError, plain_name, read_replay
 from arena.standings import Standings, current_games, pick_tournament, results_of, standings
 from arena.store import GameRow, Store, replay_relpath
 from arena.text import NAME_LIMIT, printable, visible_json

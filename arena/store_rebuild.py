@@ -8,8 +8,8 @@ rest): the store's settings (the meta table, e.g. a deal key), the tournaments w
 their settings and entrants, which games belong to which tournament, each game's
 duplicate set and finishing time, the bots' paths.
 
-Every replay file is read with :func:`arena.replay.read_replay` and re-simulated with
-:func:`arena.replay.verify_replay`; one that fails either, or that is not at the path
+Every replay file is read with :func:`arena.game.replay.read_replay` and re-simulated with
+:func:`arena.game.replay.verify_replay`; one that fails either, or that is not at the path
 of its game id, is reported and left out (the next run plays that game again). The new
 database is made in a folder of its own inside the results folder, then the old one is
 moved aside (renamed, never deleted, with its ``-wal`` file if any) and the new one put
@@ -181,8 +181,8 @@ def _build(
     files: list[Path],
     report: RebuildReport,
 ) -> None:
-    from arena.referee import record_from_replay
-    from arena.replay import ReplayError, read_replay, verify_replay
+    from arena.game.referee import record_from_replay
+    from arena.game.replay import ReplayError, read_replay, verify_replay
     from arena.tournament import game_row
 
     old_bots = {  # id -> name, version, hash, path

@@ -204,7 +204,7 @@ class _Input:
 
 
 def _serve(results: Path) -> int:
-    from arena.replay import write_replay_json
+    from arena.game.replay import write_replay_json
 
     with contextlib.suppress(OSError):
         os.nice(NICE)  # background work: the bots, whose thinking is timed, come first

@@ -50,7 +50,7 @@ from arena.bots.manifest import BotManifest, discover_bots, prepare_bot
 from arena.bots.sandbox import Level, Limits, SandboxSettings, build_in_thread, resolve_level
 from arena.engine import RULES_VERSION, GameConfig, Variant
 from arena.errors import ArenaError
-from arena.referee import (
+from arena.game.referee import (
     DEFAULT_TIME,
     BotFault,
     GameRecord,
@@ -62,7 +62,13 @@ from arena.referee import (
     record_from_replay,
     time_dict,
 )
-from arena.replay import ReplayError, check_recorded_game, encode_replay, read_replay, verify_replay
+from arena.game.replay import (
+    ReplayError,
+    check_recorded_game,
+    encode_replay,
+    read_replay,
+    verify_replay,
+)
 from arena.schedule import ScheduledGame, card_ids, games_cap, games_per_set, make_schedule
 from arena.store import (
     BotRow,
@@ -742,7 +748,7 @@ class _Run:
 def game_row(record: GameRecord, set_id: str, bot_ids: Sequence[int], time_settings: Mapping[str, Any]) -> NewGame:
     """A finished game's database row (``bot_ids``: the bot row of each seat, in seat
     order), from its record: the same from the game just played and from its replay
-    (:func:`arena.referee.record_from_replay`, for a killed run's game or a rebuilt store)."""
+    (:func:`arena.game.referee.record_from_replay`, for a killed run's game or a rebuilt store)."""
     config = record.config
     n = config.players  # the dummy seat (if any) is not a bot: not stored
     timing = record.replay.timing or {}

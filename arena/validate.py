@@ -31,7 +31,6 @@ from typing import Any
 
 import trio
 
-from arena.acts import build_act
 from arena.bots import BotError
 from arena.bots.files import copy_bot
 from arena.bots.manifest import BotManifest, discover_bots, find_bot, name_skeleton, prepare_bot
@@ -49,7 +48,8 @@ from arena.engine import (
     result,
 )
 from arena.errors import ArenaError
-from arena.referee import BotFault, TimeSettings, game_start_message, open_pool
+from arena.game.acts import build_act
+from arena.game.referee import BotFault, TimeSettings, game_start_message, open_pool
 from protocol import (
     SUPPORTED_VERSIONS,
     Ack,

@@ -21,8 +21,8 @@ from arena.bots.sandbox import strict_support
 from arena.cli import app
 from arena.engine import GameConfig
 from arena.errors import ArenaError
-from arena.referee import TimeSettings, open_pool, play_game
-from arena.replay import Replay, read_replay, write_replay
+from arena.game.referee import TimeSettings, open_pool, play_game
+from arena.game.replay import Replay, read_replay, write_replay
 from protocol import encode_line
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -37,7 +37,7 @@ from arena.bots.manifest import (
     prepare_bot,
 )
 from arena.errors import ArenaError
-from arena.referee import TimeSettings
+from arena.game.referee import TimeSettings
 from arena.validate import submit_bot
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -30,8 +30,8 @@ from arena.bots.manifest import find_bot, prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.cli import app
 from arena.engine import GameConfig, Variant, apply_turn, legal_plays, new_game, result
-from arena.referee import open_pool, play_game
-from arena.replay import Replay, read_replay, verify_replay
+from arena.game.referee import open_pool, play_game
+from arena.game.replay import Replay, read_replay, verify_replay
 from arena.store import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,7 +81,7 @@ import random
 import sys
 
 from arena.engine import GameConfig, new_game
-from arena.referee import bot_seed
+from arena.game.referee import bot_seed
 from arena.schedule import keyed_digest
 
 NAME = "predictor"
@@ -249,7 +249,7 @@ def test_the_predictor_does_re_deal_a_game_dealt_the_old_unkeyed_way(tmp_path: P
     config, names, seat = GameConfig(3), ["a", "b", "predictor"], 1
     state = new_game(config, bot.old_deal_seed(3, names, 0))
     hand = [(c, state.kind(c)) for c in state.hands[seat]]
-    from arena.referee import bot_seed
+    from arena.game.referee import bot_seed
 
     cands = bot.candidates(config, names, seat)
     report = bot.judge(cands, seat, bot_seed(state.seed, seat), hand)

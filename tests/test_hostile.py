@@ -36,8 +36,8 @@ from arena.bots.sandbox import (
     SandboxSettings,
 )
 from arena.engine import GameConfig
-from arena.referee import DEFAULT_TIME, open_pool, play_game
-from arena.replay import read_replay
+from arena.game.referee import DEFAULT_TIME, open_pool, play_game
+from arena.game.replay import read_replay
 from arena.store import open_store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,8 +27,8 @@ from typer.testing import CliRunner
 from arena.bots import BotSpec
 from arena.cli import app
 from arena.engine import GameConfig, new_game
-from arena.referee import TimeSettings, fallback_play, open_pool, play_game
-from arena.replay import (
+from arena.game.referee import TimeSettings, fallback_play, open_pool, play_game
+from arena.game.replay import (
     MAX_REPLAY_BYTES,
     Replay,
     ReplayError,
@@ -135,7 +135,7 @@ def test_real_games_with_every_kind_of_fault_verify(games: dict[str, Path]) -> N
 
 
 def test_a_void_game_verifies_as_far_as_it_went(monkeypatch: pytest.MonkeyPatch) -> None:
-    import arena.referee as referee
+    import arena.game.referee as referee
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("simulated referee bug")
@@ -389,7 +389,7 @@ def test_a_replay_that_decompresses_to_gigabytes_is_one_error_in_bounded_memory(
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from arena.replay import ReplayError, read_replay\n"
+        "from arena.game.replay import ReplayError, read_replay\n"
         "try:\n    read_replay(Path(sys.argv[1]))\nexcept ReplayError as exc:\n    print(exc)\n"
         # The peak resident memory of this process (ru_maxrss would count the parent's, across exec).
         "print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM')))\n"

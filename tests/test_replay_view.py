@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from arena.ask import _dumpable
 from arena.cli import app
 from arena.cli_render import DEBUG_LIMIT, debug_text
-from arena.replay import read_replay
+from arena.game.replay import read_replay
 
 runner = CliRunner()
 #: The debug note as shown: JSON whose string holds the escapes, not the controls.

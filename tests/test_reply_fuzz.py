@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.engine import GameConfig, PlayError, check_play, new_game
-from arena.referee import BotFault, _check_reply
+from arena.game.referee import BotFault, _check_reply
 from protocol.codec import ProtocolDecodeError, decode_reply
 from protocol.messages import Ack, Action, HelloReply, Ready
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from report_helpers import EXAMPLES, make_tournament
 
-from arena.replay import read_replay
+from arena.game.replay import read_replay
 from arena.report import replay_page, write_report
 from arena.standings import standings
 from arena.store import open_store

@@ -19,7 +19,7 @@ import proc_helpers
 import pytest
 from proc_helpers import STRICT, needs_strict
 
-from arena.replay import read_replay
+from arena.game.replay import read_replay
 from arena.store import DB_NAME, LOCK_NAME, open_store, results_lock
 from arena.store_writer import StoreWriter
 

@@ -21,7 +21,7 @@ from arena.bots.manifest import content_hash
 from arena.bots.sandbox import SandboxSettings, resolve_level
 from arena.cli import app
 from arena.errors import ArenaError
-from arena.referee import TimeSettings
+from arena.game.referee import TimeSettings
 from arena.validate import SECTIONS, ValidationReport, scripts, submit_bot, validate_bot
 
 ROOT = Path(__file__).resolve().parent.parent

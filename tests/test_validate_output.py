@@ -12,7 +12,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from arena.cli import app
-from arena.referee import TimeSettings
+from arena.game.referee import TimeSettings
 from arena.validate import TRACE_LINE_LIMIT, TRACE_LINES, trace_excerpt, validate_bot
 
 runner = CliRunner()

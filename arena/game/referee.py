@@ -5,7 +5,7 @@ protocol v1, reused across games, but never for two games of one deal):
 ``game_start`` to every seat, then each turn every deciding seat's ``act`` written
 and all replies awaited in parallel, each against its own deadline; faults become
 seeded random legal fallbacks, strikes and autopilot as protocol/PROTOCOL.md says;
-and everything is recorded in a :class:`~arena.replay.Replay`. A failure of the referee or the OS (not of a bot)
+and everything is recorded in a :class:`~arena.game.replay.Replay`. A failure of the referee or the OS (not of a bot)
 voids the game instead of blaming anyone.
 """
 
@@ -29,7 +29,6 @@ import msgspec
 import trio
 
 from arena import __version__
-from arena.acts import ActWriter
 from arena.bots import (
     Answer,
     BotCrashed,
@@ -61,7 +60,8 @@ from arena.engine import (
     new_game,
     result,
 )
-from arena.replay import (
+from arena.game.acts import ActWriter
+from arena.game.replay import (
     ENDING_KINDS,
     FAULT_KINDS,
     RESIGN_STATUS,
@@ -187,7 +187,7 @@ class PlayerPool:
         :class:`TimeSettings` say: its bank is never charged and each ``act`` carries
         ``time_ms`` 0 and ``banks_ms`` 0 for its seat, "no deadline" (e.g. a human seat).
         ``may_resign=True`` (a person's seat): its process ending with exit status
-        :data:`~arena.replay.RESIGN_STATUS` is the ``resigned`` fault, not a crash."""
+        :data:`~arena.game.replay.RESIGN_STATUS` is the ``resigned`` fault, not a crash."""
         p = Player(
             spec, self, version=version, content_hash=content_hash, max_line_bytes=max_line_bytes, untimed=untimed,
             may_resign=may_resign,

@@ -531,7 +531,7 @@ def verify_replay(replay: Replay, *, name: str = "", max_strikes: int = MAX_STRI
     summaries, and the whole result: scores, puddings, pudding points, rules ranks,
     autopilot and the arena's ranks. A void game's plays must re-simulate as far as they
     go and stop before the game's end. What cannot be checked is listed in REPLAY.md."""
-    from arena.referee import fallback_play  # the referee imports this module
+    from arena.game.referee import fallback_play  # the referee imports this module
 
     label = name or f"game {replay.game_id}"
     if replay.rules_version != RULES_VERSION:
@@ -636,7 +636,7 @@ def _check_actions(state: GameState, t: TurnRecord, where: str, faults: _Faults,
     """Every seat that acts this turn has one action, the one the rules and the faults
     imply: ``auto`` for a dummy-game seat that does not decide (its last card), the
     seeded fallback for a fault or autopilot, and a fault recorded for every fault."""
-    from arena.referee import MAX_DEBUG_BYTES  # the referee imports this module
+    from arena.game.referee import MAX_DEBUG_BYTES  # the referee imports this module
 
     deciding = state.deciding_seats()
     expected = list(range(2)) if state.controller >= 0 else deciding
@@ -750,7 +750,7 @@ def check_game_id(replay: Replay, label: str) -> None:
     settings or a seat's bot or hash was changed no longer has its own id."""
     from types import SimpleNamespace
 
-    from arena.referee import TimeSettings, default_game_id  # both import this module
+    from arena.game.referee import TimeSettings, default_game_id  # both import this module
     from arena.tournament import game_id, seat_identity
 
     config = _config_of(replay, label)
