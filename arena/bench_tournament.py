@@ -12,7 +12,7 @@ only (after every bot's start):
 - ``store_share``: the share of the run's time the store costs, ``1 - (games/s
   recorded) / (games/s unrecorded)`` with 2 jobs; it is what a user waits for it;
 - the writer's CPU per game (replay compression and file, database transaction; the
-  writer is a process of its own, see :mod:`arena.store_writer`), and as a share of the
+  writer is a process of its own, see :mod:`arena.store.writer`), and as a share of the
   arena's CPU, the writer's included (``store_cpu_share``): its cost even where a spare
   core hides it;
 - ``file_create_us``: what creating one empty file costs in the scratch folder, timed
@@ -40,7 +40,7 @@ from pathlib import Path
 from arena.bench_referee import compile_instant_bot
 from arena.errors import ArenaError
 from arena.game.referee import TimeSettings
-from arena.store import open_store
+from arena.store.database import open_store
 from arena.tournament import RunSettings, run_tournament
 
 BOTS = 6

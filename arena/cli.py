@@ -499,7 +499,7 @@ def verify_command(
 def _verify_store(target: Path):  # noqa: ANN202
     """The results store ``target`` lies in (the folder itself, or the one holding its
     ``replays/``), with every game row by id; None outside a results folder."""
-    from arena.store import DB_NAME, StoreError, open_store
+    from arena.store.database import DB_NAME, StoreError, open_store
 
     here = target.absolute() if target.is_dir() else target.absolute().parent
     for root in (here, *list(here.parents)[:3]):
@@ -589,7 +589,7 @@ def store_rebuild_command(
     """Make RESULTS/arena.db again from the replay files (every replay re-simulated), e.g.
     after it was damaged: the old file is moved aside, never deleted; what could not be
     recovered is listed. Holds the results folder like a run (waits for one going on)."""
-    from arena.store_rebuild import rebuild_store
+    from arena.store.rebuild import rebuild_store
 
     spinner = err.is_terminal and not json_output
     try:
@@ -661,7 +661,7 @@ def store_key_export_command(
     """Print the store's deal key (64 hex digits). Keep it secret: whoever has it can compute every
     deal of the store's games. `arena store key import` puts it into a fresh results folder, whose
     runs then play the very same games with the same --seed."""
-    from arena.store import open_store
+    from arena.store.database import open_store
 
     # Read-only first (a read-only folder's key can be exported too); a store without a key
     # yet is opened to make one.
@@ -680,7 +680,7 @@ def store_key_import_command(
 ) -> None:
     """Make KEY the deal key of the store in RESULTS: only a store with no games yet (or a new one).
     Holds the results folder like a run (waits for one going on, then checks its games)."""
-    from arena.store import open_store, parse_deal_key, results_lock
+    from arena.store.database import open_store, parse_deal_key, results_lock
 
     parse_deal_key(key, "the key to import")  # checked before any folder is made
     # A run reads the key once, under this lock, and deals every game with it: replacing it
@@ -700,7 +700,7 @@ def play_key(results: Path) -> bytes:
     it; else a fresh random one."""
     import secrets
 
-    from arena.store import DB_NAME, open_store, read_deal_key
+    from arena.store.database import DB_NAME, open_store, read_deal_key
 
     key = read_deal_key(results)
     if key is None and (results / DB_NAME).is_file():

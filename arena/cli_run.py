@@ -366,7 +366,7 @@ def run_command(
     """Play a round-robin of every bot in a folder (resumable), then print the leaderboard
     and write the HTML report."""
     from arena.standings import standings, write_leaderboard_files
-    from arena.store import open_store
+    from arena.store.database import open_store
     from arena.tournament import RunSettings, load_config, run_tournament, settings_from
 
     options: dict[str, Any] = load_config(config) if config is not None else {}
@@ -450,7 +450,7 @@ def leaderboard_command(
 ) -> None:
     """The leaderboard of a tournament: Elo with 95% intervals, games, wins, points, faults."""
     from arena.standings import standings
-    from arena.store import open_store
+    from arena.store.database import open_store
 
     with open_store(results, create=False, read_only=True) as store:
         st = standings(
@@ -479,7 +479,7 @@ def games_command(
     json_output: JsonOption = False,
 ) -> None:
     """The list of recorded games, with the paths of their replays."""
-    from arena.store import open_store
+    from arena.store.database import open_store
 
     with open_store(results, create=False, read_only=True) as store:
         if tournament is not None and store.get_tournament(tournament) is None:

@@ -57,7 +57,7 @@ from arena.errors import ArenaError
 from arena.game.replay import Replay, ReplayError, plain_name, read_replay
 from arena.ratings import bot_stats, fit_elo, head_to_head
 from arena.standings import Standings, current_games, pick_tournament, results_of, standings
-from arena.store import GameRow, Store, replay_relpath
+from arena.store.database import GameRow, Store, replay_relpath
 from arena.text import NAME_LIMIT, printable, visible_json
 
 #: Bumped whenever the shape of ``data.js`` or of a game file changes.

@@ -10,7 +10,7 @@ seat effects cancel within the set. A table is played as ``deals`` duplicate set
 
 The deal seed and the set id of a table's ``d``-th deal are keyed hashes (HMAC-SHA256) of the
 tournament seed, the table's bot names and ``d`` only, under a secret ``key`` (the results
-store's deal key, :meth:`arena.store.Store.deal_key`). Adding a bot therefore leaves every
+store's deal key, :meth:`arena.store.database.Store.deal_key`). Adding a bot therefore leaves every
 existing table's games unchanged, which lets a results store reuse them: a later run plays only
 the new bot's games. The key is what keeps the deals secret: a bot that knows this code, the
 names and the seed still cannot compute a deal without it (the seed is small and guessable).

@@ -15,12 +15,12 @@ What a run does, in order:
    plays the missing games, ``jobs`` at a time, reusing bot processes across games but
    never within a duplicate set (each bot keeps one process per game of a set);
    each finished game is handed to the one writer, a process of its own
-   (:mod:`arena.store_writer`): replay file first, then the database rows;
+   (:mod:`arena.store.writer`): replay file first, then the database rows;
 4. on Ctrl-C (SIGINT) or SIGTERM: the games in flight are abandoned (not recorded),
    the finished ones are kept, every bot process ends, and running the same command
    again resumes.
 
-The whole run holds the results folder's lock (:func:`arena.store.results_lock`), and
+The whole run holds the results folder's lock (:func:`arena.store.database.results_lock`), and
 so does its writer process, which inherits it: a second run on the same folder waits
 until the first, and its writer, are done, then plays only what is missing.
 
@@ -70,7 +70,7 @@ from arena.game.replay import (
     verify_replay,
 )
 from arena.schedule import ScheduledGame, card_ids, games_cap, games_per_set, make_schedule
-from arena.store import (
+from arena.store.database import (
     BotRow,
     NewGame,
     Store,
@@ -79,7 +79,7 @@ from arena.store import (
     replay_relpath,
     results_lock,
 )
-from arena.store_writer import StoreWriter
+from arena.store.writer import StoreWriter
 
 SEATINGS = ("rotations", "all")
 
@@ -426,7 +426,7 @@ def run_tournament(
     Raises :class:`ArenaError` for what the user must fix (no bots, bad settings);
     a bot's failure is never an error of the run.
 
-    The run holds the results folder's lock (:func:`arena.store.results_lock`; ``on_wait``
+    The run holds the results folder's lock (:func:`arena.store.database.results_lock`; ``on_wait``
     is told whom it waits for), taken once the settings and the bots folder are found
     good. With ``hold``, the lock is entered on that stack and stays held until the
     caller closes it (to write the leaderboard and the report as the same writer)."""

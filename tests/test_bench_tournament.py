@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena.bench_tournament import GAMES_PER_DEAL, bench_tournament, make_instant_bots
-from arena.store import open_store
+from arena.store.database import open_store
 from arena.tournament import RunSettings, run_tournament
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="the instant bots are compiled with cc")

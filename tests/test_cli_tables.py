@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import arena.cli_run as cli_run
 from arena.cli import app
 from arena.standings import standings
-from arena.store import open_store
+from arena.store.database import open_store
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "example_bots"
 

@@ -32,7 +32,7 @@ from arena.cli import app
 from arena.cluster import ClusterTarget, parse_cluster
 from arena.cluster_task import CRASH_ENV
 from arena.errors import ArenaError
-from arena.store import DB_NAME, open_store
+from arena.store.database import DB_NAME, open_store
 from arena.tournament import RunSettings, run_tournament
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -32,7 +32,7 @@ from arena.cli import app
 from arena.engine import GameConfig, Variant, apply_turn, legal_plays, new_game, result
 from arena.game.referee import open_pool, play_game
 from arena.game.replay import Replay, read_replay, verify_replay
-from arena.store import open_store
+from arena.store.database import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
@@ -490,4 +490,4 @@ def test_deal_keys_are_random_and_kept(tmp_path: Path) -> None:
     with open_store(tmp_path / "a") as a:
         assert a.deal_key() == ka
     assert hashlib.sha256(ka).digest() != hashlib.sha256(kb).digest()
-    assert sys.modules["arena.store"].read_deal_key(tmp_path / "a") == ka
+    assert sys.modules["arena.store.database"].read_deal_key(tmp_path / "a") == ka

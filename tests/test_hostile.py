@@ -38,7 +38,7 @@ from arena.bots.sandbox import (
 from arena.engine import GameConfig
 from arena.game.referee import DEFAULT_TIME, open_pool, play_game
 from arena.game.replay import read_replay
-from arena.store import open_store
+from arena.store.database import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile_bots" / "hostile.py"

@@ -39,7 +39,7 @@ from arena.game.replay import (
     write_replay,
 )
 from arena.report import ReportError, write_replay_page
-from arena.store import DB_NAME, StoreError, open_store, replay_relpath
+from arena.store.database import DB_NAME, StoreError, open_store, replay_relpath
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTBOT = Path(__file__).parent / "bots" / "testbot.py"

@@ -32,7 +32,7 @@ from arena.report import (
     write_report,
 )
 from arena.standings import standings
-from arena.store import open_store
+from arena.store.database import open_store
 
 # The one absolute URL the pages may hold: the SVG namespace, which names, never fetches.
 SVG_NAMESPACE = "http://www.w3.org/2000/svg"

@@ -18,7 +18,7 @@ from report_helpers import EXAMPLES, make_tournament
 from arena.game.replay import read_replay
 from arena.report import replay_page, write_report
 from arena.standings import standings
-from arena.store import open_store
+from arena.store.database import open_store
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [

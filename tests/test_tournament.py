@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli import app
-from arena.store import DB_NAME, open_store
+from arena.store.database import DB_NAME, open_store
 from arena.tournament import RunSettings, game_id, load_config, run_tournament, settings_from
 
 ROOT = Path(__file__).resolve().parent.parent

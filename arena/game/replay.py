@@ -277,7 +277,7 @@ def write_replay(path: Path, replay: Replay, *, durable: bool = True) -> None:
     crash of the arena leaves either no file or the whole file. With ``durable`` the
     file is also fsynced before the rename (it then survives a power cut too); a
     tournament skips that and instead re-checks replay files when it resumes (see
-    :meth:`arena.store.Store.completed_ids`). gzip's mtime is 0 so that the same game
+    :meth:`arena.store.database.Store.completed_ids`). gzip's mtime is 0 so that the same game
     gives the same bytes."""
     write_replay_json(path, _encoder.encode(replay), durable=durable)
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.store import (
+from arena.store.database import (
     DB_NAME,
     BotRow,
     NewGame,
@@ -91,7 +91,7 @@ class RebuildReport:
 
 def rebuild_store(root: Path, *, on_wait: Callable[[str], None] | None = None) -> RebuildReport:
     """Make ``root``'s database again from its replay files (see the module's docstring).
-    ``on_wait`` as for :func:`arena.store.results_lock`. Each replay is read and checked
+    ``on_wait`` as for :func:`arena.store.database.results_lock`. Each replay is read and checked
     once, one at a time; what is kept of it is its row."""
     if not root.is_dir():
         raise StoreError(f"{root}: no such results folder")

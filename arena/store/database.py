@@ -21,7 +21,7 @@ keeps it until its last game is recorded); readers (``arena leaderboard`` while 
 goes on) take no lock and may open the store concurrently.
 
 Every open checks the database (``PRAGMA quick_check``); a damaged one is an error naming
-the file and the way back: :func:`arena.store_rebuild.rebuild_store` (``arena store
+the file and the way back: :func:`arena.store.rebuild.rebuild_store` (``arena store
 rebuild``) makes a new database from the replay files, which hold every game.
 """
 
