@@ -430,7 +430,7 @@ def replay_command(
     if only is not None:
         _check_turn_shown(rep, only, file)
     if html is not None:
-        from arena.report import write_replay_page
+        from arena.report.site import write_replay_page
 
         err.print(f"replay viewer: {write_replay_page(rep, html)}", highlight=False)
         return

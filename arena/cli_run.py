@@ -400,7 +400,7 @@ def run_command(
             write_leaderboard_files(st, settings.results)
             if not no_report:
                 from arena.cli_report import print_report_summary
-                from arena.report import write_report
+                from arena.report.site import write_report
 
                 report = write_report(store, summary.tournament_id, table=st)
                 print_report_summary(report, quiet=True)

@@ -38,7 +38,7 @@ from arena.game.replay import (
     verify_replay,
     write_replay,
 )
-from arena.report import ReportError, write_replay_page
+from arena.report.site import ReportError, write_replay_page
 from arena.store.database import DB_NAME, StoreError, open_store, replay_relpath
 
 ROOT = Path(__file__).resolve().parent.parent

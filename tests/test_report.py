@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from arena.cli import app
 from arena.engine.cards import DECK_COUNTS, KINDS, MAKI_SYMBOLS, NIGIRI_VALUE
 from arena.game.replay import read_replay
-from arena.report import (
+from arena.report.site import (
     ASSETS,
     CARD_LOOK,
     MANIFEST,

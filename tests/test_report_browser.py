@@ -16,7 +16,7 @@ import pytest
 from report_helpers import EXAMPLES, make_tournament
 
 from arena.game.replay import read_replay
-from arena.report import replay_page, write_report
+from arena.report.site import replay_page, write_report
 from arena.standings import standings
 from arena.store.database import open_store
 

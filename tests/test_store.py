@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from arena.store.database import DB_NAME, SCHEMA_VERSION, NewGame, StoreError, open_store, replay_relpath
+from arena.store.database import (
+    DB_NAME,
+    SCHEMA_VERSION,
+    NewGame,
+    StoreError,
+    open_store,
+    replay_relpath,
+)
 
 
 def _game(gid: str, bot_ids: list[int], *, status: str = "complete", points: list[int] | None = None) -> NewGame:
