@@ -305,9 +305,9 @@ def play_command(
     json_output: JsonOption = False,
 ) -> None:
     """Play one game among the given bots (or you and bots: `arena play human BOT`) and print it."""
+    from arena.authoring.play import is_human, play_one
     from arena.cli_render import render_game, replay_summary
     from arena.engine import GameConfig
-    from arena.play import is_human, play_one
 
     if not 2 <= len(bots) <= 5:
         raise ArenaError(f"a game needs 2 to 5 bots, {len(bots)} given")
@@ -399,7 +399,7 @@ def replay_command(
     from arena.game.replay import ReplayError, read_replay
 
     if ask is not None:
-        from arena.ask import ask_bot, parse_turn
+        from arena.authoring.ask import ask_bot, parse_turn
 
         if seat is None or turn is None:
             raise ArenaError("--ask needs --seat S and --turn ROUND.TURN: the seat and the turn whose act to send")

@@ -1,4 +1,4 @@
-"""`arena new`: write a starter bot folder (arena.starters does the work).
+"""`arena new`: write a starter bot folder (arena.authoring.starters does the work).
 
 Registered on the app of :mod:`arena.cli` (imported at its end)."""
 
@@ -13,8 +13,8 @@ from typing import Annotated
 
 import typer
 
+from arena.authoring.starters import LANGUAGES, TOOLCHAINS, StarterError, check_name, write_starter
 from arena.cli import JsonOption, app, err, out
-from arena.starters import LANGUAGES, TOOLCHAINS, StarterError, check_name, write_starter
 
 Language = Enum("Language", {lang: lang for lang in LANGUAGES}, type=str)  # type: ignore[misc]
 

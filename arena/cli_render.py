@@ -404,7 +404,7 @@ def _ms(value: float | None) -> str:
 
 
 def render_ask(console: Console, report: Any) -> None:
-    """Print an :class:`arena.ask.AskReport`: the position, the bot's answer and time,
+    """Print an :class:`arena.authoring.ask.AskReport`: the position, the bot's answer and time,
     and what the recorded bot did there."""
     act, kinds = report.act, report.kinds
     console.print(

@@ -15,7 +15,7 @@ import pytest
 import trio
 from typer.testing import CliRunner
 
-from arena.ask import rebuild_position
+from arena.authoring.ask import rebuild_position
 from arena.bots import BotSpec
 from arena.bots.sandbox import strict_support
 from arena.cli import app

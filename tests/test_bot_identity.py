@@ -20,6 +20,8 @@ import pytest
 import trio
 from proc_helpers import needs_strict
 
+from arena.authoring.play import play_one
+from arena.authoring.validate import validate_bot
 from arena.bots.bundle import bundle_bot, unpack_bundle
 from arena.bots.files import copy_bot, hash_bot
 from arena.bots.manifest import (
@@ -33,9 +35,7 @@ from arena.bots.manifest import (
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.engine import GameConfig
 from arena.game.referee import DEFAULT_TIME, open_pool, time_dict
-from arena.play import play_one
 from arena.tournament import RunSettings, run_tournament
-from arena.validate import validate_bot
 from arena.worker_game import GameJob, decode_record, encode_job, run_job
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -26,10 +26,7 @@ import pytest
 from rich.console import Console
 from test_sdk import act_message
 
-from arena.cli_human import Screen
-from arena.engine import GameConfig, Variant, apply_turn, events, new_game
-from arena.game.replay import ReplayError, read_replay, verify_replay
-from arena.human import (
+from arena.authoring.human import (
     CARD_VALUES,
     ChoiceError,
     LeaveTable,
@@ -41,6 +38,9 @@ from arena.human import (
     round_points,
     tableau_piles,
 )
+from arena.cli_human import Screen
+from arena.engine import GameConfig, Variant, apply_turn, events, new_game
+from arena.game.replay import ReplayError, read_replay, verify_replay
 from protocol import Act, Card, GameEnd, GameOver, GameStart, Play, Rules, TableauCard, TimeControl
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from arena.ask import _dumpable
+from arena.authoring.ask import _dumpable
 from arena.cli import app
 from arena.cli_render import DEBUG_LIMIT, debug_text
 from arena.game.replay import read_replay

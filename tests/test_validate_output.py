@@ -11,9 +11,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from arena.authoring.validate import TRACE_LINE_LIMIT, TRACE_LINES, trace_excerpt, validate_bot
 from arena.cli import app
 from arena.game.referee import TimeSettings
-from arena.validate import TRACE_LINE_LIMIT, TRACE_LINES, trace_excerpt, validate_bot
 
 runner = CliRunner()
 

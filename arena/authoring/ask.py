@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 import trio
 
+from arena.authoring.play import run_interruptible
 from arena.bots import BotError
 from arena.bots.manifest import find_bot, prepare_bot
 from arena.bots.sandbox import SandboxSettings
@@ -41,7 +42,6 @@ from arena.errors import ArenaError
 from arena.game.acts import build_act
 from arena.game.referee import BotFault, TimeSettings, game_start_message, open_pool
 from arena.game.replay import ActionRecord, Replay, ReplayError, read_replay
-from arena.play import run_interruptible
 from protocol import Act, Action, LastAction, Ready
 
 #: Statuses of a recorded action for which the referee sent no act.

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import trio
 
+from arena.authoring.human import HUMAN, find_terminal, human_spec
 from arena.bots import BotError, BotSpec, lone_errors_unwrapped
 from arena.bots.manifest import BotManifest, find_bot, prepare_bot
 from arena.bots.sandbox import SandboxSettings
@@ -19,7 +20,6 @@ from arena.engine import GameConfig
 from arena.errors import ArenaError
 from arena.game.referee import GameRecord, TimeSettings, open_pool, play_game
 from arena.game.replay import write_replay
-from arena.human import HUMAN, find_terminal, human_spec
 from arena.schedule import keyed_digest
 from arena.text import plural
 
