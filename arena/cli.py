@@ -125,7 +125,7 @@ def bench_engine_command(
     json_output: JsonOption = False,
 ) -> None:
     """Random games through the engine's public API vs a plain 60-line random playout."""
-    from arena.bench import bench_engine
+    from arena.bench.engine import bench_engine
 
     chosen = variant
     counts = players or ([2] if chosen is Variant.DUMMY else [2, 3, 4, 5])
@@ -173,7 +173,7 @@ def bench_referee_command(
 ) -> None:
     """The referee's cost per 4-seat decision cycle with four instant C bots (needs `cc`)
     vs the same bytes over plain blocking pipes."""
-    from arena.bench_referee import bench_referee
+    from arena.bench.referee import bench_referee
 
     with err.status("benchmarking the referee…", spinner="dots") if err.is_terminal else nullcontext():
         r = bench_referee(seconds, pin=pin)
@@ -204,7 +204,7 @@ def bench_sandbox_command(
 ) -> None:
     """What each sandbox level costs: ms to start a bot (spawn to hello reply) and µs per
     4-seat decision cycle, with the instant C bot (needs `cc`)."""
-    from arena.bench_sandbox import bench_sandbox
+    from arena.bench.sandbox import bench_sandbox
 
     with err.status("benchmarking the sandbox levels…", spinner="dots") if err.is_terminal else nullcontext():
         costs, missing = bench_sandbox(starts, games)

@@ -546,7 +546,7 @@ def bench_tournament_command(
     --jobs 2 recording nothing: games/s, the scaling, and what the store costs."""
     from contextlib import nullcontext
 
-    from arena.bench_tournament import bench_tournament
+    from arena.bench.tournament import bench_tournament
 
     with err.status("benchmarking tournaments…", spinner="dots") if err.is_terminal else nullcontext():
         r = bench_tournament(games, rounds, scratch)
@@ -578,7 +578,7 @@ def bench_cluster_command(
     --jobs 2 and with --cluster local:2: games/s side by side, and what Dask costs per game."""
     from contextlib import nullcontext
 
-    from arena.bench_cluster import SLOTS, bench_cluster
+    from arena.bench.cluster import SLOTS, bench_cluster
 
     with err.status("benchmarking the cluster path…", spinner="dots") if err.is_terminal else nullcontext():
         r = bench_cluster(deals)

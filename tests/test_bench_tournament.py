@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.bench_tournament import GAMES_PER_DEAL, bench_tournament, make_instant_bots
+from arena.bench.tournament import GAMES_PER_DEAL, bench_tournament, make_instant_bots
 from arena.store.database import open_store
 from arena.tournament import RunSettings, run_tournament
 

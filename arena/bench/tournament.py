@@ -1,7 +1,7 @@
 """`arena bench tournament`: whole tournaments of instant compiled bots, so that what is
 measured is the arena (schedule, referee, store, replays), not the bots.
 
-Six copies of the instant C bot of :mod:`arena.bench_referee` (each its own bot
+Six copies of the instant C bot of :mod:`arena.bench.referee` (each its own bot
 folder, so six distinct bots) play 4-player round-robins, each into a fresh results
 folder, in three configurations interleaved over several rounds of the same run (so
 that all three see the same machine load): ``--jobs 1``, ``--jobs 2``, and ``--jobs 2``
@@ -37,7 +37,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from arena.bench_referee import compile_instant_bot
+from arena.bench.referee import compile_instant_bot
 from arena.errors import ArenaError
 from arena.game.referee import TimeSettings
 from arena.store.database import open_store

@@ -2,7 +2,7 @@
 LocalCluster with ``--cluster local:2``, side by side, and what going through Dask
 costs per game.
 
-The bots are the instant C bots of :mod:`arena.bench_tournament` (six folders, 4-player
+The bots are the instant C bots of :mod:`arena.bench.tournament` (six folders, 4-player
 games), so that what is measured is the arena, not the bots. Both runs play the same
 schedule into fresh results folders; games/s is measured over the play phase (from the
 moment the run reports its plan, i.e. after the cluster is up, to the last game). The
@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.bench_tournament import BOTS, GAMES_PER_DEAL, PLAYERS, make_instant_bots
+from arena.bench.tournament import BOTS, GAMES_PER_DEAL, PLAYERS, make_instant_bots
 from arena.errors import ArenaError
 from arena.game.referee import TimeSettings
 from arena.tournament import RunSettings, SilentReporter, run_tournament

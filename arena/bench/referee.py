@@ -75,7 +75,7 @@ INSTANT_C = r"""/* instant: a protocol-v1 bot that answers every message at once
  * `legal` before the large fields (msgspec encodes fields in declaration order).
  * read(2)/write(2) with its own buffering: no stdio streams, one write per reply.
  *
- * The arena ships this source as INSTANT_C in arena/bench_referee.py; a test keeps
+ * The arena ships this source as INSTANT_C in arena/bench/referee.py; a test keeps
  * the two identical.
  */
 #include <errno.h>
