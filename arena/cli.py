@@ -515,14 +515,8 @@ def _verify_store(target: Path):  # noqa: ANN202
 def _verify_one(file: Path, store) -> tuple[str, str, str]:  # noqa: ANN001
     """``("", "", note)`` for a replay that verifies (and matches its store row, if any);
     else the failure's kind (unreadable or differs) and its message naming the file."""
-    from arena.game.replay import (
-        ReplayError,
-        check_game_id,
-        check_recorded_game,
-        fault_counts,
-        read_replay,
-        verify_replay,
-    )
+    from arena.game.replay import ReplayError, fault_counts, read_replay
+    from arena.game.verify import check_game_id, check_recorded_game, verify_replay
 
     try:
         rep = read_replay(file)

@@ -41,9 +41,10 @@ from arena.bots import BotError
 from arena.bots.bundle import bundle_bot
 from arena.engine import RULES_VERSION, GameConfig, Variant, new_game
 from arena.errors import ArenaError
-from arena.game.referee import FAULT_KINDS, GameRecord, time_dict
+from arena.game.deals import card_ids
+from arena.game.ids import time_dict
+from arena.game.referee import FAULT_KINDS, GameRecord
 from arena.game.replay import Replay, SeatInfo
-from arena.schedule import card_ids
 from arena.worker_game import decode_record
 
 if TYPE_CHECKING:

@@ -48,8 +48,10 @@ import trio
 from arena.bots import BotError
 from arena.bots.manifest import BotManifest, discover_bots, prepare_bot
 from arena.bots.sandbox import Level, Limits, SandboxSettings, build_in_thread, resolve_level
-from arena.engine import RULES_VERSION, GameConfig, Variant
+from arena.engine import GameConfig, Variant
 from arena.errors import ArenaError
+from arena.game.deals import card_ids
+from arena.game.ids import game_id, seat_identity, time_dict
 from arena.game.referee import (
     DEFAULT_TIME,
     BotFault,
@@ -60,16 +62,10 @@ from arena.game.referee import (
     open_pool,
     play_game,
     record_from_replay,
-    time_dict,
 )
-from arena.game.replay import (
-    ReplayError,
-    check_recorded_game,
-    encode_replay,
-    read_replay,
-    verify_replay,
-)
-from arena.schedule import ScheduledGame, card_ids, games_cap, games_per_set, make_schedule
+from arena.game.replay import ReplayError, encode_replay, read_replay
+from arena.game.verify import check_recorded_game, verify_replay
+from arena.schedule import ScheduledGame, games_cap, games_per_set, make_schedule
 from arena.store.database import (
     BotRow,
     NewGame,
@@ -79,6 +75,7 @@ from arena.store.database import (
     replay_relpath,
     results_lock,
 )
+from arena.store.rows import game_row
 from arena.store.writer import StoreWriter
 
 SEATINGS = ("rotations", "all")
@@ -393,23 +390,6 @@ class RunSummary:
     @property
     def done(self) -> int:
         return self.already + self.played
-
-
-def seat_identity(name: str, content_hash: str) -> str:
-    """How a seat's bot enters a game id: ``name@content_hash``. The name is in it because
-    two bots of one tournament may have identical files (a copy under another name): by
-    hash alone their two seatings of a deal would be one game, recorded once with the
-    other's replay."""
-    return f"{name}@{content_hash}"
-
-
-def game_id(config: GameConfig, seed: int, seats: Sequence[str], time_settings: TimeSettings) -> str:
-    """The id of a game: a hash of everything that decides it, nothing else (so two
-    runs, or two tournaments, that would play the very same game share it). ``seats``:
-    each seat's :func:`seat_identity`, in seat order."""
-    parts = [RULES_VERSION, config.variant.value, str(config.players), str(seed), json.dumps(time_dict(time_settings), sort_keys=True)]
-    parts += list(seats)
-    return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
 
 # -- running ----------------------------------------------------------------------------
@@ -743,41 +723,6 @@ class _Run:
 
     def _new_game(self, game: ScheduledGame, record: GameRecord, config: GameConfig) -> NewGame:
         return game_row(record, game.set_id, [self.entrants[name].row.id for name in game.seats], time_dict(self.s.time))
-
-
-def game_row(record: GameRecord, set_id: str, bot_ids: Sequence[int], time_settings: Mapping[str, Any]) -> NewGame:
-    """A finished game's database row (``bot_ids``: the bot row of each seat, in seat
-    order), from its record: the same from the game just played and from its replay
-    (:func:`arena.game.referee.record_from_replay`, for a killed run's game or a rebuilt store)."""
-    config = record.config
-    n = config.players  # the dummy seat (if any) is not a bot: not stored
-    timing = record.replay.timing or {}
-    mean_ms = list(timing.get("mean_ms") or [None] * n)[:n]
-    max_ms = list(timing.get("max_ms") or [None] * n)[:n]
-    usage = {u.seat: u for u in record.replay.usage}
-    return NewGame(
-        id=record.game_id,
-        status=record.status,
-        set_id=set_id,
-        seed=record.seed,
-        players=n,
-        variant=config.variant.value,
-        rules=RULES_VERSION,
-        time_settings=time_settings,
-        duration_s=record.duration_s,
-        replay=replay_relpath(record.game_id),
-        bot_ids=list(bot_ids),
-        points=(record.scores or [0] * n)[:n],
-        puddings=(record.puddings or [0] * n)[:n],
-        ranks=(record.ranks or [0] * n)[:n],
-        autopilot=record.autopilot[:n],
-        faults=record.faults[:n],
-        mean_ms=mean_ms,
-        max_ms=max_ms,
-        cpu_ms=[usage[i].cpu_ms if i in usage else None for i in range(n)],
-        peak_mb=[usage[i].peak_mb if i in usage else None for i in range(n)],
-        void_reason=record.void_reason,
-    )
 
 
 class _NullWriter:

@@ -31,7 +31,8 @@ from arena.bots.sandbox import Level, SandboxSettings
 from arena.cli import app
 from arena.engine import GameConfig, Variant, apply_turn, legal_plays, new_game, result
 from arena.game.referee import open_pool, play_game
-from arena.game.replay import Replay, read_replay, verify_replay
+from arena.game.replay import Replay, read_replay
+from arena.game.verify import verify_replay
 from arena.store.database import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,7 +83,7 @@ import sys
 
 from arena.engine import GameConfig, new_game
 from arena.game.referee import bot_seed
-from arena.schedule import keyed_digest
+from arena.game.deals import keyed_digest
 
 NAME = "predictor"
 SEEDS = 150

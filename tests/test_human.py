@@ -40,7 +40,8 @@ from arena.authoring.human import (
 )
 from arena.cli_human import Screen
 from arena.engine import GameConfig, Variant, apply_turn, events, new_game
-from arena.game.replay import ReplayError, read_replay, verify_replay
+from arena.game.replay import ReplayError, read_replay
+from arena.game.verify import verify_replay
 from protocol import Act, Card, GameEnd, GameOver, GameStart, Play, Rules, TableauCard, TimeControl
 
 ROOT = Path(__file__).resolve().parent.parent

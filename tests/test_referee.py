@@ -13,7 +13,8 @@ import trio
 from arena.bots import BotSpec
 from arena.engine import GameConfig
 from arena.game.referee import GameRecord, TimeSettings, open_pool, play_game, record_from_replay
-from arena.game.replay import encode_replay, read_replay, verify_replay, write_replay
+from arena.game.replay import encode_replay, read_replay, write_replay
+from arena.game.verify import verify_replay
 
 TESTBOT = Path(__file__).parent / "bots" / "testbot.py"
 FAST = TimeSettings(hello_ms=5_000, turn_ms=400, bank_ms=200)

@@ -35,9 +35,9 @@ from arena.game.replay import (
     iter_replays,
     plain_name,
     read_replay,
-    verify_replay,
     write_replay,
 )
+from arena.game.verify import verify_replay
 from arena.report.site import ReportError, write_replay_page
 from arena.store.database import DB_NAME, StoreError, open_store, replay_relpath
 

@@ -11,14 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.errors import ArenaError
-from arena.schedule import (
-    ScheduledGame,
-    ScheduleError,
-    deal_seed,
-    games_cap,
-    iter_schedule,
-    make_schedule,
-)
+from arena.game.deals import deal_seed
+from arena.schedule import ScheduledGame, ScheduleError, games_cap, iter_schedule, make_schedule
 
 BOTS = [f"bot{i}" for i in range(6)]
 KEY = bytes(range(32))  # a fixed deal key: the schedule is pure, the key is an argument

@@ -19,8 +19,9 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli import app
+from arena.game.ids import game_id
 from arena.store.database import DB_NAME, open_store
-from arena.tournament import RunSettings, game_id, load_config, run_tournament, settings_from
+from arena.tournament import RunSettings, load_config, run_tournament, settings_from
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"

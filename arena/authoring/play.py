@@ -18,9 +18,9 @@ from arena.bots.manifest import BotManifest, find_bot, prepare_bot
 from arena.bots.sandbox import SandboxSettings
 from arena.engine import GameConfig
 from arena.errors import ArenaError
+from arena.game.deals import keyed_digest
 from arena.game.referee import GameRecord, TimeSettings, open_pool, play_game
 from arena.game.replay import write_replay
-from arena.schedule import keyed_digest
 from arena.text import plural
 
 T = TypeVar("T")

@@ -61,6 +61,7 @@ from arena.engine import (
     result,
 )
 from arena.game.acts import ActWriter
+from arena.game.ids import default_game_id, seat_identity, time_dict
 from arena.game.replay import (
     ENDING_KINDS,
     FAULT_KINDS,
@@ -104,16 +105,6 @@ log = logging.getLogger(__name__)
 #: The time budgets of a run (PROTOCOL.md "Time"); one definition, in arena.bots.
 TimeSettings = Budget
 DEFAULT_TIME = Budget()
-
-
-def time_dict(ts: Budget) -> dict[str, Any]:
-    """The time settings as recorded in replays and game ids."""
-    return dict(_time_items(ts))
-
-
-@functools.lru_cache(maxsize=64)
-def _time_items(ts: Budget) -> tuple[tuple[str, Any], ...]:
-    return tuple(dataclasses.asdict(ts).items())
 
 
 def hello_budget(time_settings: TimeSettings) -> str:
@@ -621,12 +612,6 @@ def game_rules(config: GameConfig) -> Rules:
     )
 
 
-def default_game_id(config: GameConfig, seed: int, players: Sequence[Player], time_settings: TimeSettings) -> str:
-    parts = [RULES_VERSION, config.variant.value, str(config.players), str(seed), repr(time_dict(time_settings))]
-    parts += [f"{p.name}@{p.content_hash}" for p in players]
-    return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
-
-
 async def play_game(
     players: Sequence[Player],
     config: GameConfig,
@@ -653,7 +638,7 @@ async def play_game(
         raise ValueError(f"{config.players} players needed, {len(players)} given")
     if len({id(p) for p in players}) != len(players):
         raise ValueError("one process never plays two seats: give each seat its own Player")
-    gid = game_id or default_game_id(config, seed, players, time_settings)
+    gid = game_id or default_game_id(config, seed, [seat_identity(p.name, p.content_hash) for p in players], time_settings)
     for p in players:
         if p.has_seen(seed):
             p.needs_restart = True

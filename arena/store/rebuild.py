@@ -9,7 +9,7 @@ their settings and entrants, which games belong to which tournament, each game's
 duplicate set and finishing time, the bots' paths.
 
 Every replay file is read with :func:`arena.game.replay.read_replay` and re-simulated with
-:func:`arena.game.replay.verify_replay`; one that fails either, or that is not at the path
+:func:`arena.game.verify.verify_replay`; one that fails either, or that is not at the path
 of its game id, is reported and left out (the next run plays that game again). The new
 database is made in a folder of its own inside the results folder, then the old one is
 moved aside (renamed, never deleted, with its ``-wal`` file if any) and the new one put
@@ -182,8 +182,9 @@ def _build(
     report: RebuildReport,
 ) -> None:
     from arena.game.referee import record_from_replay
-    from arena.game.replay import ReplayError, read_replay, verify_replay
-    from arena.tournament import game_row
+    from arena.game.replay import ReplayError, read_replay
+    from arena.game.verify import verify_replay
+    from arena.store.rows import game_row
 
     old_bots = {  # id -> name, version, hash, path
         r[1]: (r[2], str(r[3]), r[4], _text(r[5]) or "") for r in salvage["bots"] if _text(r[2]) and _text(r[4])
@@ -299,7 +300,7 @@ def _set_of(
     """The duplicate set of a game whose row is lost: the set of the tournament whose
     seed and deals give its deal to its table under the store's deal ``key`` (exact);
     else one named after the deal and the table, which groups the same games (1: guessed)."""
-    from arena.schedule import deal_seed, set_id
+    from arena.game.deals import deal_seed, set_id
 
     for t in tournaments if key is not None else ():
         seed, deals = t.config.get("seed"), t.config.get("deals")
