@@ -260,7 +260,7 @@ def sandbox_settings(level: str | None):  # noqa: ANN201
 
 
 def _time_settings(hello_ms: int, turn_ms: int, bank_ms: int, time_scale: float, no_timeout: bool):  # noqa: ANN202
-    from arena.game.referee import TimeSettings
+    from arena.game.players import TimeSettings
 
     return TimeSettings(hello_ms=hello_ms, turn_ms=turn_ms, bank_ms=bank_ms, time_scale=time_scale, no_timeout=no_timeout)
 

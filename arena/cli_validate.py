@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from arena.authoring.checks import ValidationReport
     from arena.bots.manifest import BotManifest
     from arena.bots.sandbox import SandboxSettings
-    from arena.game.referee import TimeSettings
+    from arena.game.players import TimeSettings
 
 BUILD_CACHE = Path("results") / "build"  # where `arena play` builds bots too
 

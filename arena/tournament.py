@@ -52,17 +52,8 @@ from arena.engine import GameConfig, Variant
 from arena.errors import ArenaError
 from arena.game.deals import card_ids
 from arena.game.ids import game_id, seat_identity, time_dict
-from arena.game.referee import (
-    DEFAULT_TIME,
-    BotFault,
-    GameRecord,
-    Player,
-    PlayerPool,
-    TimeSettings,
-    open_pool,
-    play_game,
-    record_from_replay,
-)
+from arena.game.players import DEFAULT_TIME, BotFault, Player, PlayerPool, TimeSettings, open_pool
+from arena.game.referee import GameRecord, play_game, record_from_replay
 from arena.game.replay import ReplayError, encode_replay, read_replay
 from arena.game.verify import check_recorded_game, verify_replay
 from arena.schedule import ScheduledGame, games_cap, games_per_set, make_schedule

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from arena.game.referee import TimeSettings
+from arena.game.players import TimeSettings
 from arena.tournament import RunSettings, run_tournament
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,8 @@ from arena.bots.sandbox import strict_support
 from arena.cli import app
 from arena.engine import GameConfig
 from arena.errors import ArenaError
-from arena.game.referee import TimeSettings, open_pool, play_game
+from arena.game.players import TimeSettings, open_pool
+from arena.game.referee import play_game
 from arena.game.replay import Replay, read_replay, write_replay
 from protocol import encode_line
 

@@ -38,7 +38,7 @@ from arena.bots.manifest import (
     prepare_bot,
 )
 from arena.errors import ArenaError
-from arena.game.referee import TimeSettings
+from arena.game.players import TimeSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"

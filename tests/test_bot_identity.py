@@ -35,7 +35,7 @@ from arena.bots.manifest import (
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.engine import GameConfig
 from arena.game.ids import time_dict
-from arena.game.referee import DEFAULT_TIME, open_pool
+from arena.game.players import DEFAULT_TIME, open_pool
 from arena.tournament import RunSettings, run_tournament
 from arena.worker_game import GameJob, decode_record, encode_job, run_job
 

@@ -30,7 +30,8 @@ from arena.bots.manifest import find_bot, prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.cli import app
 from arena.engine import GameConfig, Variant, apply_turn, legal_plays, new_game, result
-from arena.game.referee import open_pool, play_game
+from arena.game.players import open_pool
+from arena.game.referee import play_game
 from arena.game.replay import Replay, read_replay
 from arena.game.verify import verify_replay
 from arena.store.database import open_store

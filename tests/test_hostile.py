@@ -36,7 +36,8 @@ from arena.bots.sandbox import (
     SandboxSettings,
 )
 from arena.engine import GameConfig
-from arena.game.referee import DEFAULT_TIME, open_pool, play_game
+from arena.game.players import DEFAULT_TIME, open_pool
+from arena.game.referee import play_game
 from arena.game.replay import read_replay
 from arena.store.database import open_store
 

@@ -250,7 +250,8 @@ def test_the_minimal_bot_plays_a_clean_game(tmp_path: Path, variant: str) -> Non
 
     from arena.bots import BotSpec
     from arena.engine import GameConfig, Variant
-    from arena.game.referee import open_pool, play_game
+    from arena.game.players import open_pool
+    from arena.game.referee import play_game
 
     (tmp_path / "main.py").write_text(_minimal_bot_source(), encoding="utf-8")
     testbot = ROOT / "tests" / "bots" / "testbot.py"

@@ -12,7 +12,8 @@ import trio
 
 from arena.bots import BotSpec
 from arena.engine import GameConfig
-from arena.game.referee import GameRecord, TimeSettings, open_pool, play_game, record_from_replay
+from arena.game.players import TimeSettings, open_pool
+from arena.game.referee import GameRecord, play_game, record_from_replay
 from arena.game.replay import encode_replay, read_replay, write_replay
 from arena.game.verify import verify_replay
 

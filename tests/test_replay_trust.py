@@ -27,7 +27,8 @@ from typer.testing import CliRunner
 from arena.bots import BotSpec
 from arena.cli import app
 from arena.engine import GameConfig, new_game
-from arena.game.referee import TimeSettings, fallback_play, open_pool, play_game
+from arena.game.players import TimeSettings, open_pool
+from arena.game.referee import fallback_play, play_game
 from arena.game.replay import (
     MAX_REPLAY_BYTES,
     Replay,

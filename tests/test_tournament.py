@@ -107,7 +107,7 @@ def test_same_seed_same_games_and_same_table(tmp_path: Path) -> None:
 
 def test_a_game_id_hashes_what_decides_the_game_only() -> None:
     from arena.engine import GameConfig
-    from arena.game.referee import TimeSettings
+    from arena.game.players import TimeSettings
 
     cfg = GameConfig(2)
     ts = TimeSettings()

@@ -25,7 +25,7 @@ from arena.bots.manifest import content_hash
 from arena.bots.sandbox import SandboxSettings, resolve_level
 from arena.cli import app
 from arena.errors import ArenaError
-from arena.game.referee import TimeSettings
+from arena.game.players import TimeSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"

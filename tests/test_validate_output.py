@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from arena.authoring.validate import TRACE_LINE_LIMIT, TRACE_LINES, trace_excerpt, validate_bot
 from arena.cli import app
-from arena.game.referee import TimeSettings
+from arena.game.players import TimeSettings
 
 runner = CliRunner()
 

@@ -83,7 +83,8 @@ def play(seed: int, transcript: Path | None, variant: str = "standard") -> Any:
 
     from arena.bots import BotSpec
     from arena.engine import GameConfig, Variant
-    from arena.game.referee import open_pool, play_game
+    from arena.game.players import open_pool
+    from arena.game.referee import play_game
 
     bot0 = [sys.executable, str(TESTBOT), "--mode", "illegal", "--at", FAULT_AT, "--name", NAMES[0]]
     bot1 = [sys.executable, str(TESTBOT), "--name", NAMES[1]]

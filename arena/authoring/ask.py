@@ -40,7 +40,8 @@ from arena.engine import (
 )
 from arena.errors import ArenaError
 from arena.game.acts import build_act
-from arena.game.referee import BotFault, TimeSettings, game_start_message, open_pool
+from arena.game.players import BotFault, TimeSettings, open_pool
+from arena.game.referee import game_start_message
 from arena.game.replay import ActionRecord, Replay, ReplayError, read_replay
 from protocol import Act, Action, LastAction, Ready
 

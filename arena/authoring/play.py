@@ -19,7 +19,8 @@ from arena.bots.sandbox import SandboxSettings
 from arena.engine import GameConfig
 from arena.errors import ArenaError
 from arena.game.deals import keyed_digest
-from arena.game.referee import GameRecord, TimeSettings, open_pool, play_game
+from arena.game.players import TimeSettings, open_pool
+from arena.game.referee import GameRecord, play_game
 from arena.game.replay import write_replay
 from arena.text import plural
 

@@ -17,7 +17,7 @@ from arena.bots.files import copy_bot
 from arena.bots.manifest import BotManifest, discover_bots, find_bot, name_skeleton
 from arena.bots.sandbox import SandboxSettings
 from arena.errors import ArenaError
-from arena.game.referee import TimeSettings
+from arena.game.players import TimeSettings
 
 # -- submit ------------------------------------------------------------------------------------------
 

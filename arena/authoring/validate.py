@@ -75,7 +75,8 @@ from arena.engine import (
     result,
 )
 from arena.game.acts import build_act
-from arena.game.referee import BotFault, TimeSettings, game_start_message, open_pool
+from arena.game.players import BotFault, TimeSettings, open_pool
+from arena.game.referee import game_start_message
 from protocol import (
     SUPPORTED_VERSIONS,
     Ack,

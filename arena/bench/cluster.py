@@ -30,7 +30,7 @@ from typing import Any
 
 from arena.bench.tournament import BOTS, GAMES_PER_DEAL, PLAYERS, make_instant_bots
 from arena.errors import ArenaError
-from arena.game.referee import TimeSettings
+from arena.game.players import TimeSettings
 from arena.tournament import RunSettings, SilentReporter, run_tournament
 
 SLOTS = 2  # --jobs 2 and local:2 (one seat per worker on 2 cores: one game each)

@@ -54,7 +54,8 @@ import trio
 from arena.bots import BotSpec
 from arena.engine import GameConfig
 from arena.errors import ArenaError
-from arena.game.referee import GameRecord, Player, TimeSettings, open_pool, play_game
+from arena.game.players import Player, TimeSettings, open_pool
+from arena.game.referee import GameRecord, play_game
 
 PLAYERS = 4
 #: Generous budgets: an instant bot never comes near them, but deadlines stay armed

@@ -22,7 +22,8 @@ from arena.bench.referee import compile_instant_bot
 from arena.bots import BotSpec
 from arena.bots.sandbox import Level, SandboxSettings, strict_support
 from arena.engine import HAND_SIZE, GameConfig
-from arena.game.referee import DEFAULT_TIME, open_pool, play_game
+from arena.game.players import DEFAULT_TIME, open_pool
+from arena.game.referee import play_game
 
 LEVELS = ("unconfined", "none", "limits", "strict")
 _CYCLES_PER_GAME = 3 * (HAND_SIZE[4] - 1)  # decision cycles of a 4-player game (each round's last card is auto)

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from arena.bench.referee import compile_instant_bot
 from arena.errors import ArenaError
-from arena.game.referee import TimeSettings
+from arena.game.players import TimeSettings
 from arena.store.database import open_store
 from arena.tournament import RunSettings, run_tournament
 

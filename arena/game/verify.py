@@ -22,7 +22,8 @@ from arena.engine import (
     result,
 )
 from arena.game.ids import default_game_id, game_id, seat_identity
-from arena.game.referee import MAX_DEBUG_BYTES, TimeSettings, fallback_play
+from arena.game.players import TimeSettings
+from arena.game.referee import MAX_DEBUG_BYTES, fallback_play
 from arena.game.replay import (
     ENDING_KINDS,
     MAX_STRIKES,
