@@ -256,7 +256,8 @@ def test_package_inits_say_what_lives_there() -> None:
             continue
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
         assert doc, f"{module} has no docstring"
-        if module.count(".") == 1 and part_of(module) in {"game", "store", "report", "authoring", "bench"}:
+        if module.count(".") == 1 and part_of(module) not in {"engine", "bots"}:  # (public APIs of their own)
             assert len(doc.splitlines()) == 2, f"{module}: {doc!r}"
             assert "import" in doc.splitlines()[1], f"{module}: its second line says what it may import"
-            assert not list(_imports(module)), f"{module} imports at package import time"
+            if part_of(module) != "cli":  # the command's entry point may live there
+                assert not list(_imports(module)), f"{module} imports at package import time"
