@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from arena.referee import TimeSettings
+from arena.game.players import TimeSettings
 from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings
 

@@ -7,8 +7,8 @@ import random
 import msgspec
 import pytest
 
-from arena.acts import ActWriter, build_act
 from arena.engine import GameConfig, apply_turn, events, legal_plays, new_game
+from arena.game.acts import ActWriter, build_act
 from protocol import LastAction, decode_request, encode_line
 
 _encode = msgspec.json.Encoder().encode

@@ -15,14 +15,15 @@ import pytest
 import trio
 from typer.testing import CliRunner
 
-from arena.ask import rebuild_position
+from arena.authoring.ask import rebuild_position
 from arena.bots import BotSpec
 from arena.bots.sandbox import strict_support
 from arena.cli.app import app
 from arena.engine import GameConfig
 from arena.errors import ArenaError
-from arena.referee import TimeSettings, open_pool, play_game
-from arena.replay import Replay, read_replay, write_replay
+from arena.game.players import TimeSettings, open_pool
+from arena.game.referee import play_game
+from arena.game.replay import Replay, read_replay, write_replay
 from protocol import encode_line
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.bench_tournament import GAMES_PER_DEAL, bench_tournament, make_instant_bots
-from arena.store import open_store
+from arena.bench.tournament import GAMES_PER_DEAL, bench_tournament, make_instant_bots
+from arena.store.database import open_store
 from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings
 

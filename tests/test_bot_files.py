@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from proc_helpers import needs_strict
 
+from arena.authoring.submit import submit_bot
 from arena.bots.bundle import BundleError, bundle_bot, unpack_bundle
 from arena.bots.files import MAX_DEPTH, MAX_ENTRIES, BotFilesError, copy_bot, hash_bot
 from arena.bots.manifest import (
@@ -37,8 +38,7 @@ from arena.bots.manifest import (
     prepare_bot,
 )
 from arena.errors import ArenaError
-from arena.referee import TimeSettings
-from arena.validate import submit_bot
+from arena.game.players import TimeSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"

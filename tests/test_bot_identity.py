@@ -20,6 +20,8 @@ import pytest
 import trio
 from proc_helpers import needs_strict
 
+from arena.authoring.play import play_one
+from arena.authoring.validate import validate_bot
 from arena.bots.bundle import bundle_bot, unpack_bundle
 from arena.bots.files import copy_bot, hash_bot
 from arena.bots.manifest import (
@@ -33,11 +35,10 @@ from arena.bots.manifest import (
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.engine import GameConfig
 from arena.executors.worker_game import ProcessJob, decode_record, encode_job, run_job
-from arena.play import play_one
-from arena.referee import DEFAULT_TIME, open_pool, time_dict
+from arena.game.ids import time_dict
+from arena.game.players import DEFAULT_TIME, open_pool
 from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings
-from arena.validate import validate_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"

@@ -89,7 +89,7 @@ def test_play_json_and_dummy_variant(tmp_path, monkeypatch) -> None:  # noqa: AN
 
 
 def test_verify_names_the_game_and_turn_of_a_tampered_replay(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    from arena.replay import read_replay, write_replay
+    from arena.game.replay import read_replay, write_replay
 
     monkeypatch.chdir(tmp_path)
     replay, _ = _play(tmp_path)
@@ -160,7 +160,7 @@ def test_a_bot_that_crashes_at_start_up_shows_why(tmp_path, monkeypatch) -> None
 
 
 def test_a_fault_after_the_last_turn_is_shown_after_it(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    from arena.replay import FaultRecord, read_replay, write_replay
+    from arena.game.replay import FaultRecord, read_replay, write_replay
 
     monkeypatch.chdir(tmp_path)
     replay, _ = _play(tmp_path)

@@ -70,7 +70,7 @@ def test_the_time_options_reach_the_game(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from arena.cli.app import app
-    from arena.replay import read_replay
+    from arena.game.replay import read_replay
 
     bot = str(Path(__file__).parent / "bots" / "testbot.py")
     replay = tmp_path / "game.json.gz"

@@ -43,7 +43,8 @@ from arena.bots import (
 from arena.bots.manifest import find_bot, prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.engine import GameConfig
-from arena.referee import GameRecord, TimeSettings, open_pool, play_game
+from arena.game.players import TimeSettings, open_pool
+from arena.game.referee import GameRecord, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile_bots" / "hostile.py"

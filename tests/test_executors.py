@@ -14,7 +14,8 @@ from arena.engine import GameConfig, Variant
 from arena.executors.cluster import failed_record
 from arena.executors.jobs import GameJob, SeatBot
 from arena.executors.local import open_local_executor
-from arena.referee import DEFAULT_TIME, GameRecord
+from arena.game.players import DEFAULT_TIME
+from arena.game.referee import GameRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = GameConfig(2, Variant.STANDARD)

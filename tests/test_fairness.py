@@ -30,9 +30,11 @@ from arena.bots.manifest import find_bot, prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.cli.app import app
 from arena.engine import GameConfig, Variant, apply_turn, legal_plays, new_game, result
-from arena.referee import open_pool, play_game
-from arena.replay import Replay, read_replay, verify_replay
-from arena.store import open_store
+from arena.game.players import open_pool
+from arena.game.referee import play_game
+from arena.game.replay import Replay, read_replay
+from arena.game.verify import verify_replay
+from arena.store.database import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
@@ -81,8 +83,10 @@ import random
 import sys
 
 from arena.engine import GameConfig, new_game
-from arena.referee import bot_seed
-from arena.tournament.schedule import keyed_digest
+from arena.game.referee import bot_seed
+from arena.game.deals import keyed_digest
+from arena.game.referee import bot_seed
+from arena.game.deals import keyed_digest
 
 NAME = "predictor"
 SEEDS = 150
@@ -249,7 +253,7 @@ def test_the_predictor_does_re_deal_a_game_dealt_the_old_unkeyed_way(tmp_path: P
     config, names, seat = GameConfig(3), ["a", "b", "predictor"], 1
     state = new_game(config, bot.old_deal_seed(3, names, 0))
     hand = [(c, state.kind(c)) for c in state.hands[seat]]
-    from arena.referee import bot_seed
+    from arena.game.referee import bot_seed
 
     cands = bot.candidates(config, names, seat)
     report = bot.judge(cands, seat, bot_seed(state.seed, seat), hand)
@@ -490,4 +494,4 @@ def test_deal_keys_are_random_and_kept(tmp_path: Path) -> None:
     with open_store(tmp_path / "a") as a:
         assert a.deal_key() == ka
     assert hashlib.sha256(ka).digest() != hashlib.sha256(kb).digest()
-    assert sys.modules["arena.store"].read_deal_key(tmp_path / "a") == ka
+    assert sys.modules["arena.store.database"].read_deal_key(tmp_path / "a") == ka

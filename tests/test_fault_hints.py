@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.human import gain_now
-from arena.replay import read_replay
+from arena.authoring.human import gain_now
+from arena.game.replay import read_replay
 from arena.text import plural
 from protocol import TableauCard
 

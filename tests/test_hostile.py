@@ -36,9 +36,10 @@ from arena.bots.sandbox import (
     SandboxSettings,
 )
 from arena.engine import GameConfig
-from arena.referee import DEFAULT_TIME, open_pool, play_game
-from arena.replay import read_replay
-from arena.store import open_store
+from arena.game.players import DEFAULT_TIME, open_pool
+from arena.game.referee import play_game
+from arena.game.replay import read_replay
+from arena.store.database import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile_bots" / "hostile.py"

@@ -22,7 +22,8 @@ from test_sdk import ROOT, act_message, game_start_message
 from arena.bots import BotSpec
 from arena.bots.manifest import find_bot, prepare_bot
 from arena.engine import GameConfig, GameState, apply_turn, events, legal_plays, new_game, result
-from arena.referee import GameRecord, open_pool, play_game
+from arena.game.players import open_pool
+from arena.game.referee import GameRecord, play_game
 from protocol import Play
 from protocol.sdk import GameMemory, View
 

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from arena.authoring.starters import LANGUAGES, TOOLCHAINS
 from arena.bots.manifest import load_manifest
 from arena.bots.sandbox import resolve_level
 from arena.cli.app import app
-from arena.starters import LANGUAGES, TOOLCHAINS
 
 ROOT = Path(__file__).resolve().parent.parent
 # Subprocesses import this checkout's arena (not another installed copy).
@@ -328,9 +328,9 @@ def test_an_installed_arena_writes_every_starter(tmp_path: Path) -> None:
     """The templates are package data: setuptools' build (what a wheel or an install
     holds) carries every one of them, and `arena new` run from that build writes each
     language's starter as it does from the source tree."""
-    templates = ROOT / "arena" / "starters" / "templates"
+    templates = ROOT / "arena" / "authoring" / "starters" / "templates"
     expected = {p.relative_to(ROOT).as_posix() for p in templates.rglob("*.tmpl")}
-    assert {f.split("/")[3] for f in expected} == set(LANGUAGES)
+    assert {f.split("/")[4] for f in expected} == set(LANGUAGES)
     src, lib = tmp_path / "src", tmp_path / "lib"
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", "results", "__pycache__", "*.egg-info", "build"))
     proc = subprocess.run(

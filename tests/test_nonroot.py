@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from arena.bots import _cgroup, sandbox
-from arena.replay import read_replay
+from arena.game.replay import read_replay
 
 ROOT = Path(__file__).resolve().parent.parent
 USER = "arenauser"

@@ -250,7 +250,8 @@ def test_the_minimal_bot_plays_a_clean_game(tmp_path: Path, variant: str) -> Non
 
     from arena.bots import BotSpec
     from arena.engine import GameConfig, Variant
-    from arena.referee import open_pool, play_game
+    from arena.game.players import open_pool
+    from arena.game.referee import play_game
 
     (tmp_path / "main.py").write_text(_minimal_bot_source(), encoding="utf-8")
     testbot = ROOT / "tests" / "bots" / "testbot.py"
@@ -278,7 +279,7 @@ def test_the_minimal_bot_plays_a_clean_game(tmp_path: Path, variant: str) -> Non
 
 
 def test_every_replay_field_is_documented() -> None:
-    from arena import replay as replay_module
+    from arena.game import replay as replay_module
 
     structs = [
         replay_module.Replay, replay_module.SeatInfo, replay_module.TurnRecord, replay_module.ActionRecord,
@@ -311,7 +312,7 @@ def _normal_replay(value: Any) -> Any:
 
 
 def test_replay_examples_are_real_replay_data(games: dict[str, Any]) -> None:
-    from arena.replay import Replay, TurnRecord
+    from arena.game.replay import Replay, TurnRecord
 
     blocks = [body for body, _, _, _ in _blocks("json", REPLAY_TEXT)]
     assert len(blocks) == 2
@@ -334,7 +335,7 @@ def test_replay_examples_are_real_replay_data(games: dict[str, Any]) -> None:
 def test_the_replay_reader_of_the_doc_runs_on_a_real_replay(games: dict[str, Any], tmp_path: Path) -> None:
     import subprocess
 
-    from arena.replay import write_replay
+    from arena.game.replay import write_replay
 
     sources = [body for body, section, _, _ in _blocks("python", REPLAY_TEXT)]
     assert len(sources) == 1

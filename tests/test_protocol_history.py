@@ -17,8 +17,9 @@ import trio
 
 from arena.bots import BotSpec
 from arena.engine import GameConfig
-from arena.referee import TimeSettings, open_pool, play_game
-from arena.replay import Replay
+from arena.game.players import TimeSettings, open_pool
+from arena.game.referee import play_game
+from arena.game.replay import Replay
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTBOT = ROOT / "tests" / "bots" / "testbot.py"

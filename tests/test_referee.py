@@ -12,8 +12,10 @@ import trio
 
 from arena.bots import BotSpec
 from arena.engine import GameConfig
-from arena.referee import GameRecord, TimeSettings, open_pool, play_game, record_from_replay
-from arena.replay import encode_replay, read_replay, verify_replay, write_replay
+from arena.game.players import TimeSettings, open_pool
+from arena.game.referee import GameRecord, play_game, record_from_replay
+from arena.game.replay import encode_replay, read_replay, write_replay
+from arena.game.verify import verify_replay
 
 TESTBOT = Path(__file__).parent / "bots" / "testbot.py"
 FAST = TimeSettings(hello_ms=5_000, turn_ms=400, bank_ms=200)
@@ -234,7 +236,7 @@ def _all_card_ids_in(msg: dict) -> set[int]:
 
 
 def test_referee_failure_voids_the_game_and_blames_nobody(monkeypatch: pytest.MonkeyPatch) -> None:
-    import arena.referee as referee
+    import arena.game.referee as referee
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("simulated referee bug")
@@ -352,7 +354,7 @@ def test_a_referee_failure_after_the_result_keeps_the_game_complete_and_verifiab
 ) -> None:
     """A failure while telling the bots game_over (the referee's, not a bot's) comes after
     every play and the result: the game stands, and its replay verifies as complete."""
-    import arena.referee as referee
+    import arena.game.referee as referee
 
     def broken(*args: object, **kwargs: object) -> object:
         raise OSError("the machine failed while telling game_over")

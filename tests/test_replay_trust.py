@@ -27,19 +27,20 @@ from typer.testing import CliRunner
 from arena.bots import BotSpec
 from arena.cli.app import app
 from arena.engine import GameConfig, new_game
-from arena.referee import TimeSettings, fallback_play, open_pool, play_game
-from arena.replay import (
+from arena.game.players import TimeSettings, open_pool
+from arena.game.referee import fallback_play, play_game
+from arena.game.replay import (
     MAX_REPLAY_BYTES,
     Replay,
     ReplayError,
     iter_replays,
     plain_name,
     read_replay,
-    verify_replay,
     write_replay,
 )
-from arena.report import ReportError, write_replay_page
-from arena.store import DB_NAME, StoreError, open_store, replay_relpath
+from arena.game.verify import verify_replay
+from arena.report.site import ReportError, write_replay_page
+from arena.store.database import DB_NAME, StoreError, open_store, replay_relpath
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTBOT = Path(__file__).parent / "bots" / "testbot.py"
@@ -135,7 +136,7 @@ def test_real_games_with_every_kind_of_fault_verify(games: dict[str, Path]) -> N
 
 
 def test_a_void_game_verifies_as_far_as_it_went(monkeypatch: pytest.MonkeyPatch) -> None:
-    import arena.referee as referee
+    import arena.game.referee as referee
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("simulated referee bug")
@@ -389,7 +390,7 @@ def test_a_replay_that_decompresses_to_gigabytes_is_one_error_in_bounded_memory(
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from arena.replay import ReplayError, read_replay\n"
+        "from arena.game.replay import ReplayError, read_replay\n"
         "try:\n    read_replay(Path(sys.argv[1]))\nexcept ReplayError as exc:\n    print(exc)\n"
         # The peak resident memory of this process (ru_maxrss would count the parent's, across exec).
         "print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM')))\n"

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from arena.ask import _dumpable
+from arena.authoring.ask import _dumpable
 from arena.cli.app import app
 from arena.cli.render import DEBUG_LIMIT, debug_text
-from arena.replay import read_replay
+from arena.game.replay import read_replay
 
 runner = CliRunner()
 #: The debug note as shown: JSON whose string holds the escapes, not the controls.

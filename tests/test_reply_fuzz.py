@@ -4,7 +4,7 @@ a stale line to skip, or a classified fault, never another exception.
 Two sources: arbitrary byte strings, and near-valid messages (real replies, mutated:
 truncated, extra fields, wrong types, huge numbers, nested arrays, bad UTF-8, NaN and
 Infinity tokens). Each line goes through :func:`protocol.codec.decode_reply` and the
-referee's own check of a reply (``_check_reply``), and an action that decodes is then
+referee's own check of a reply (``check_reply``), and an action that decodes is then
 checked against a real game position, as the referee does with a play the act did not
 list.
 """
@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.engine import GameConfig, PlayError, check_play, new_game
-from arena.referee import BotFault, _check_reply
+from arena.game.players import BotFault, check_reply
 from protocol.codec import ProtocolDecodeError, decode_reply
 from protocol.messages import Ack, Action, HelloReply, Ready
 
@@ -66,7 +66,7 @@ def check_line(line: bytes) -> None:
     else:
         assert isinstance(reply, EXPECTED)
     for expected in EXPECTED:
-        outcome = _check_reply(line, REQUEST_ID, expected)
+        outcome = check_reply(line, REQUEST_ID, expected)
         if isinstance(outcome, BotFault):
             assert outcome.kind in {"malformed", "protocol"}, outcome.kind
             assert outcome.message
@@ -162,15 +162,15 @@ def test_named_near_misses_are_classified(line: bytes, kind: str) -> None:
     with pytest.raises(ProtocolDecodeError) as info:
         decode_reply(line)
     assert info.value.kind == kind
-    fault = _check_reply(line, REQUEST_ID, Action)
+    fault = check_reply(line, REQUEST_ID, Action)
     assert isinstance(fault, BotFault) and fault.kind == "malformed"
 
 
 def test_huge_numbers_that_decode_are_a_protocol_or_an_illegal_play() -> None:
-    stale_or_future = _check_reply(b'{"type":"action","re":' + b"9" * 40 + b',"cards":[3]}', REQUEST_ID, Action)
+    stale_or_future = check_reply(b'{"type":"action","re":' + b"9" * 40 + b',"cards":[3]}', REQUEST_ID, Action)
     assert isinstance(stale_or_future, BotFault) and stale_or_future.kind == "protocol"
     assert "expected re=7" in stale_or_future.message
-    action = _check_reply(b'{"type":"action","re":7,"cards":[' + b"9" * 40 + b"]}", REQUEST_ID, Action)
+    action = check_reply(b'{"type":"action","re":7,"cards":[' + b"9" * 40 + b"]}", REQUEST_ID, Action)
     assert isinstance(action, Action)
     with pytest.raises(PlayError):
         check_play(STATE, 0, tuple(action.cards))

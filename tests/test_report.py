@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from arena.cli.app import app
 from arena.engine.cards import DECK_COUNTS, KINDS, MAKI_SYMBOLS, NIGIRI_VALUE
-from arena.replay import read_replay
-from arena.report import (
+from arena.game.replay import read_replay
+from arena.report.site import (
     ASSETS,
     CARD_LOOK,
     MANIFEST,
@@ -31,7 +31,7 @@ from arena.report import (
     round_breakdown,
     write_report,
 )
-from arena.store import open_store
+from arena.store.database import open_store
 from arena.tournament.standings import standings
 
 # The one absolute URL the pages may hold: the SVG namespace, which names, never fetches.

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from report_helpers import EXAMPLES, make_tournament
 
-from arena.replay import read_replay
-from arena.report import replay_page, write_report
-from arena.store import open_store
+from arena.game.replay import read_replay
+from arena.report.site import replay_page, write_report
+from arena.store.database import open_store
 from arena.tournament.standings import standings
 
 CHROMIUM = Path("/usr/bin/chromium")

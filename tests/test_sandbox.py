@@ -28,7 +28,8 @@ from arena.bots.sandbox import (
 )
 from arena.engine import GameConfig
 from arena.errors import ArenaError
-from arena.referee import DEFAULT_TIME, open_pool, play_game
+from arena.game.players import DEFAULT_TIME, open_pool
+from arena.game.referee import play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.errors import ArenaError
+from arena.game.deals import deal_seed
 from arena.tournament.schedule import (
     ScheduledGame,
     ScheduleError,
-    deal_seed,
     games_cap,
     iter_schedule,
     make_schedule,

@@ -45,7 +45,8 @@ from arena.bots import BotCrashed, BotSpec, _seccomp, open_bot
 from arena.bots.manifest import find_bot, prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings, _probe_strict, run_build, strict_support
 from arena.engine import GameConfig
-from arena.referee import DEFAULT_TIME, open_pool, play_game
+from arena.game.players import DEFAULT_TIME, open_pool
+from arena.game.referee import play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 STRICT = strict_support()

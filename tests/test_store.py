@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from arena.store import DB_NAME, SCHEMA_VERSION, NewGame, StoreError, open_store, replay_relpath
+from arena.store.database import (
+    DB_NAME,
+    SCHEMA_VERSION,
+    NewGame,
+    StoreError,
+    open_store,
+    replay_relpath,
+)
 
 
 def _game(gid: str, bot_ids: list[int], *, status: str = "complete", points: list[int] | None = None) -> NewGame:
@@ -158,7 +165,7 @@ def test_a_game_whose_replay_file_is_lost_is_played_again(tmp_path: Path) -> Non
 
 def test_a_schema_1_database_is_migrated_and_keeps_its_games(tmp_path: Path) -> None:
     """Schema 2 adds each seat's CPU time and peak memory; games recorded before have none."""
-    from arena.store import MIGRATIONS
+    from arena.store.database import MIGRATIONS
 
     conn = sqlite3.connect(tmp_path / DB_NAME, isolation_level=None)
     conn.executescript(MIGRATIONS[0])

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from arena.errors import ArenaError
-from arena.store import NewGame, open_store
-from arena.store_writer import _HEADER, StoreWriter, _encode
+from arena.store.database import NewGame, open_store
+from arena.store.writer import _HEADER, StoreWriter, _encode
 
 
 def _store(root: Path) -> tuple[list[int], str]:
@@ -55,7 +55,7 @@ def test_the_writer_commits_what_it_has_when_the_arena_dies(tmp_path: Path) -> N
     sent are committed, and the writer exits; a Ctrl-C to the process group does not
     stop it first."""
     bots, tid = _store(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "arena.store_writer", str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", "arena.store.writer", str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert proc.stdin is not None
     for i in range(3):
         frame = _encode(_frame(tid, _row(i, bots)))

@@ -472,7 +472,8 @@ def test_the_human_seat_shows_bot_names_and_messages_as_escapes() -> None:
     at the table and the referee's messages reach it through the same function."""
     from arena.cli.human_seat import Screen
     from arena.engine import GameConfig
-    from arena.referee import DEFAULT_TIME, game_start_message
+    from arena.game.players import DEFAULT_TIME
+    from arena.game.referee import game_start_message
 
     screen_out = io.StringIO()
     screen = Screen(io.StringIO(""), screen_out, fd=-1)

@@ -23,7 +23,8 @@ from arena.bots import toolchains
 from arena.bots.manifest import BuildError, ManifestError, find_bot, prepare_bot
 from arena.bots.sandbox import DEFAULT_BUILD_LIMITS, Level, SandboxSettings
 from arena.engine import GameConfig
-from arena.referee import DEFAULT_TIME, open_pool, play_game
+from arena.game.players import DEFAULT_TIME, open_pool
+from arena.game.referee import play_game
 from arena.tournament.settings import load_config
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,8 +19,9 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.cli.app import app
-from arena.store import DB_NAME, open_store
-from arena.tournament.runner import game_id, run_tournament
+from arena.game.ids import game_id
+from arena.store.database import DB_NAME, open_store
+from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings, load_config, settings_from
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,7 +108,7 @@ def test_same_seed_same_games_and_same_table(tmp_path: Path) -> None:
 
 def test_a_game_id_hashes_what_decides_the_game_only() -> None:
     from arena.engine import GameConfig
-    from arena.referee import TimeSettings
+    from arena.game.players import TimeSettings
 
     cfg = GameConfig(2)
     ts = TimeSettings()

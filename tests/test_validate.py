@@ -16,13 +16,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import arena.validate as validate_module
+import arena.authoring.submit as submit_module
+from arena.authoring.checks import SECTIONS, ValidationReport
+from arena.authoring.situations import scripts
+from arena.authoring.submit import submit_bot
+from arena.authoring.validate import validate_bot
 from arena.bots.manifest import content_hash
 from arena.bots.sandbox import SandboxSettings, resolve_level
 from arena.cli.app import app
 from arena.errors import ArenaError
-from arena.referee import TimeSettings
-from arena.validate import SECTIONS, ValidationReport, scripts, submit_bot, validate_bot
+from arena.game.players import TimeSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
@@ -308,14 +311,14 @@ def test_submit_never_leaves_a_half_copied_folder(tmp_path: Path, monkeypatch: p
     (src / "notes.txt").write_text("a second file, so that the copy can fail half-way\n")
     bots = tmp_path / "bots"
     copied: list[Path] = []
-    real_copy = validate_module.copy_bot
+    real_copy = submit_module.copy_bot
 
     def failing_copy(path: Path, dest: Path) -> str:
         real_copy(path, dest)  # the files are there, half-way to being in place
         copied.append(dest)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(validate_module, "copy_bot", failing_copy)
+    monkeypatch.setattr(submit_module, "copy_bot", failing_copy)
     with pytest.raises(ArenaError, match="cannot copy the bot into .*No space left"):
         submit_bot(src, bots, TOURNAMENT, build_cache=tmp_path / "build")
     assert copied  # the copy did start

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from arena.authoring.validate import TRACE_LINE_LIMIT, TRACE_LINES, trace_excerpt, validate_bot
 from arena.cli.app import app
-from arena.referee import TimeSettings
-from arena.validate import TRACE_LINE_LIMIT, TRACE_LINES, trace_excerpt, validate_bot
+from arena.game.players import TimeSettings
 
 runner = CliRunner()
 

@@ -3,7 +3,7 @@
     python3 tools/capture_exchange.py [--seed N] [--out FILE] [--markdown]
     python3 tools/capture_exchange.py --find-seed [--tries N]
 
-Plays one real two-player game with :func:`arena.referee.play_game` between two
+Plays one real two-player game with :func:`arena.game.referee.play_game` between two
 copies of the test bot (``tests/bots/testbot.py``: seeded random legal plays).
 Seat 0 answers its act of round 1, turn 3 with an illegal card, so that its next
 act's ``last_action`` shows the fault. Seat 0's bot is started through this very
@@ -83,7 +83,8 @@ def play(seed: int, transcript: Path | None, variant: str = "standard") -> Any:
 
     from arena.bots import BotSpec
     from arena.engine import GameConfig, Variant
-    from arena.referee import open_pool, play_game
+    from arena.game.players import open_pool
+    from arena.game.referee import play_game
 
     bot0 = [sys.executable, str(TESTBOT), "--mode", "illegal", "--at", FAULT_AT, "--name", NAMES[0]]
     bot1 = [sys.executable, str(TESTBOT), "--name", NAMES[1]]

@@ -41,12 +41,13 @@ import trio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena import referee as referee_module  # noqa: E402
 from arena.bots import _cgroup  # noqa: E402
 from arena.bots.manifest import find_bot, prepare_bot  # noqa: E402
 from arena.bots.sandbox import Level, SandboxSettings, resolve_level  # noqa: E402
 from arena.engine import GameConfig  # noqa: E402
-from arena.referee import TimeSettings, open_pool, play_game  # noqa: E402
+from arena.game import referee as referee_module  # noqa: E402
+from arena.game.players import TimeSettings, open_pool  # noqa: E402
+from arena.game.referee import play_game  # noqa: E402
 
 HOSTILE = ROOT / "tests" / "hostile_bots" / "hostile.py"
 GREEDY = ROOT / "example_bots" / "greedy"

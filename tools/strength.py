@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT))
 from arena.bots import BotError  # noqa: E402
 from arena.bots.manifest import find_bot, prepare_bot  # noqa: E402
 from arena.engine import GameConfig  # noqa: E402
-from arena.referee import GameRecord, TimeSettings, open_pool, play_game  # noqa: E402
+from arena.game.players import TimeSettings, open_pool  # noqa: E402
+from arena.game.referee import GameRecord, play_game  # noqa: E402
 
 
 @dataclass

@@ -38,7 +38,7 @@ def bench_engine_command(
     json_output: JsonOption = False,
 ) -> None:
     """Random games through the engine's public API vs a plain 60-line random playout."""
-    from arena.bench import bench_engine
+    from arena.bench.engine import bench_engine
 
     chosen = variant
     counts = players or ([2] if chosen is Variant.DUMMY else [2, 3, 4, 5])
@@ -63,7 +63,7 @@ def bench_referee_command(
 ) -> None:
     """The referee's cost per 4-seat decision cycle with four instant C bots (needs `cc`)
     vs the same bytes over plain blocking pipes."""
-    from arena.bench_referee import bench_referee
+    from arena.bench.referee import bench_referee
 
     with busy("benchmarking the referee…"):
         r = bench_referee(seconds, pin=pin)
@@ -78,7 +78,7 @@ def bench_sandbox_command(
 ) -> None:
     """What each sandbox level costs: ms to start a bot (spawn to hello reply) and µs per
     4-seat decision cycle, with the instant C bot (needs `cc`)."""
-    from arena.bench_sandbox import bench_sandbox
+    from arena.bench.sandbox import bench_sandbox
 
     with busy("benchmarking the sandbox levels…"):
         costs, missing = bench_sandbox(starts, games)
@@ -100,7 +100,7 @@ def bench_tournament_command(
 ) -> None:
     """Whole tournaments of six instant C bots (needs `cc`) with --jobs 1, --jobs 2, and
     --jobs 2 recording nothing: games/s, the scaling, and what the store costs."""
-    from arena.bench_tournament import bench_tournament
+    from arena.bench.tournament import bench_tournament
 
     with busy("benchmarking tournaments…"):
         r = bench_tournament(games, rounds, scratch)
@@ -114,7 +114,7 @@ def bench_cluster_command(
 ) -> None:
     """The same tournament of instant C bots (needs `cc` and the `cluster` extra) with
     --jobs 2 and with --cluster local:2: games/s side by side, and what Dask costs per game."""
-    from arena.bench_cluster import SLOTS, bench_cluster
+    from arena.bench.cluster import SLOTS, bench_cluster
 
     with busy("benchmarking the cluster path…"):
         r = bench_cluster(deals)

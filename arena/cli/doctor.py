@@ -1,5 +1,5 @@
 """`arena doctor`: the sandbox level this machine gives and why, what a bot sees, and the
-toolchains found (each started once inside that sandbox). arena.doctor does the work,
+toolchains found (each started once inside that sandbox). arena.authoring.doctor does the work,
 render_checks prints it."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def doctor_command(
     json_output: JsonOption = False,
 ) -> None:
     """What a bot gets here: the sandbox level and why, what it sees of the machine, and which toolchains run in it."""
-    from arena.doctor import diagnose
+    from arena.authoring.doctor import diagnose
 
     exposed = None
     if config is not None:

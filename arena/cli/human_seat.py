@@ -8,7 +8,7 @@ the person, and reads their choices, on the terminal named by ``--tty``. Before
 each choice it shows what happened since the last one (everyone's revealed
 cards, round scores), every seat's tableau, and the person's hand, numbered,
 with what each card is worth. The choice dialog itself is
-:func:`arena.human.choose`.
+:func:`arena.authoring.human.choose`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from typing import IO
 from rich.table import Table
 from rich.text import Text
 
-from arena.cli.render import STYLE, SafeConsole
-from arena.human import (
+from arena.authoring.human import (
     LeaveTable,
     card_name,
     card_values,
@@ -34,7 +33,8 @@ from arena.human import (
     round_points,
     tableau_piles,
 )
-from arena.replay import RESIGN_STATUS
+from arena.cli.render import STYLE, SafeConsole
+from arena.game.replay import RESIGN_STATUS
 from arena.text import LINE_LIMIT, NAME_LIMIT, printable
 from protocol import Act, Card, GameEnd, GameOver, GameStart, LastCard, Reveal, RoundEnd, RoundStart
 from protocol.sdk import Bot, View, run

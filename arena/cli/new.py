@@ -1,4 +1,4 @@
-"""`arena new`: write a starter bot folder (arena.starters does the work)."""
+"""`arena new`: write a starter bot folder (arena.authoring.starters does the work)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Annotated
 
 import typer
 
+from arena.authoring.starters import LANGUAGES, TOOLCHAINS, StarterError, check_name, write_starter
 from arena.cli.console import err, out
 from arena.cli.options import JsonOption
-from arena.starters import LANGUAGES, TOOLCHAINS, StarterError, check_name, write_starter
 
 Language = Enum("Language", {lang: lang for lang in LANGUAGES}, type=str)  # type: ignore[misc]
 

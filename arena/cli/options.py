@@ -78,8 +78,8 @@ _TIME_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
 def with_time_options(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` with the time options (--hello-ms, --turn-ms, --bank-ms, --time-scale,
     --no-timeout) in the place of its ``times`` parameter, which receives them as one
-    :class:`~arena.referee.TimeSettings`."""
-    # The command imports TimeSettings for type checkers only (arena.referee is too heavy to
+    :class:`~arena.game.players.TimeSettings`."""
+    # The command imports TimeSettings for type checkers only (arena.game.players is too heavy to
     # load at start-up), and the parameter annotated with it is replaced: any stand-in does.
     hints = typing.get_type_hints(command, localns={"TimeSettings": object}, include_extras=True)
     params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in inspect.signature(command).parameters.values()]
@@ -91,7 +91,7 @@ def with_time_options(command: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(command)
     def with_times(**given: Any) -> None:
-        from arena.referee import TimeSettings
+        from arena.game.players import TimeSettings
 
         times = TimeSettings(**{name: given.pop(name) for name, _, _ in _TIME_OPTIONS})
         return command(**given, times=times)

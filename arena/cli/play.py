@@ -1,5 +1,5 @@
 """`arena play`: one game among bots, or a person and bots (`arena play human BOT`);
-arena.play plays it, and it is printed here (the game, or one JSON object)."""
+arena.authoring.play plays it, and it is printed here (the game, or one JSON object)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from arena.engine import Variant
 from arena.errors import ArenaError
 
 if TYPE_CHECKING:
-    from arena.referee import TimeSettings
+    from arena.game.players import TimeSettings
 
 
 @with_time_options
@@ -45,9 +45,9 @@ def play_command(
     json_output: JsonOption = False,
 ) -> None:
     """Play one game among the given bots (or you and bots: `arena play human BOT`) and print it."""
+    from arena.authoring.play import is_human, play_one
     from arena.cli.render import render_game, replay_summary
     from arena.engine import GameConfig
-    from arena.play import is_human, play_one
 
     if not 2 <= len(bots) <= 5:
         raise ArenaError(f"a game needs 2 to 5 bots, {len(bots)} given")
@@ -70,7 +70,7 @@ def play_command(
         err.print(f"interrupted: the game was not finished and no replay was written; every bot was stopped{by}", highlight=False)
         raise typer.Exit(130) from None
     path = replay or results / "play" / f"{outcome.record.game_id}.json.gz"
-    from arena.replay import write_replay
+    from arena.game.replay import write_replay
 
     write_replay(path, outcome.record.replay)
     if json_output:
@@ -90,7 +90,7 @@ def play_key(results: Path) -> bytes:
     it; else a fresh random one."""
     import secrets
 
-    from arena.store import DB_NAME, open_store, read_deal_key
+    from arena.store.database import DB_NAME, open_store, read_deal_key
 
     key = read_deal_key(results)
     if key is None and (results / DB_NAME).is_file():

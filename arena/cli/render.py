@@ -15,7 +15,7 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Span, Text
 
-from arena.replay import FaultRecord, Replay
+from arena.game.replay import FaultRecord, Replay
 from arena.text import LINE_LIMIT, NAME_LIMIT, has_unsafe, printable, unsafe_positions, visible_json
 
 #: How much of a bot's debug value one decision shows (the replay keeps up to 4 KiB of it).
@@ -404,7 +404,7 @@ def _ms(value: float | None) -> str:
 
 
 def render_ask(console: Console, report: Any) -> None:
-    """Print an :class:`arena.ask.AskReport`: the position, the bot's answer and time,
+    """Print an :class:`arena.authoring.ask.AskReport`: the position, the bot's answer and time,
     and what the recorded bot did there."""
     act, kinds = report.act, report.kinds
     console.print(

@@ -13,7 +13,7 @@ from arena.cli.render import stderr_tail
 from arena.text import LINE_LIMIT, printable
 
 if TYPE_CHECKING:
-    from arena.validate import ValidationReport
+    from arena.authoring.checks import ValidationReport
 
 
 def render_report(out: Console, report: ValidationReport) -> None:

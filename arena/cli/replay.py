@@ -75,10 +75,10 @@ def replay_command(
     """Show a recorded game turn by turn: hands, plays, tableaus, scores and faults;
     or, with --ask, put one seat's recorded decision to a bot."""
     from arena.cli.render import render_ask, render_game, replay_summary
-    from arena.replay import ReplayError, read_replay
+    from arena.game.replay import ReplayError, read_replay
 
     if ask is not None:
-        from arena.ask import ask_bot, parse_turn
+        from arena.authoring.ask import ask_bot, parse_turn
 
         if seat is None or turn is None:
             raise ArenaError("--ask needs --seat S and --turn ROUND.TURN: the seat and the turn whose act to send")
@@ -109,7 +109,7 @@ def replay_command(
     if only is not None:
         _check_turn_shown(rep, only, file)
     if html is not None:
-        from arena.report import write_replay_page
+        from arena.report.site import write_replay_page
 
         err.print(f"replay viewer: {write_replay_page(rep, html)}", highlight=False)
         return
@@ -126,7 +126,7 @@ def verify_command(
     """Re-simulate replays from their seeds and plays and re-derive every recorded outcome;
     in a results folder, check each game's seats against the store too. Every file is
     listed, good or bad; fail on any difference."""
-    from arena.replay import ReplayError, iter_replays
+    from arena.game.replay import ReplayError, iter_replays
 
     try:
         files = iter_replays(target)
@@ -177,7 +177,7 @@ def verify_command(
 def _verify_store(target: Path):  # noqa: ANN202
     """The results store ``target`` lies in (the folder itself, or the one holding its
     ``replays/``), with every game row by id; None outside a results folder."""
-    from arena.store import DB_NAME, StoreError, open_store
+    from arena.store.database import DB_NAME, StoreError, open_store
 
     here = target.absolute() if target.is_dir() else target.absolute().parent
     for root in (here, *list(here.parents)[:3]):
@@ -193,14 +193,8 @@ def _verify_store(target: Path):  # noqa: ANN202
 def _verify_one(file: Path, store) -> tuple[str, str, str]:  # noqa: ANN001
     """``("", "", note)`` for a replay that verifies (and matches its store row, if any);
     else the failure's kind (unreadable or differs) and its message naming the file."""
-    from arena.replay import (
-        ReplayError,
-        check_game_id,
-        check_recorded_game,
-        fault_counts,
-        read_replay,
-        verify_replay,
-    )
+    from arena.game.replay import ReplayError, fault_counts, read_replay
+    from arena.game.verify import check_game_id, check_recorded_game, verify_replay
 
     try:
         rep = read_replay(file)

@@ -1,4 +1,4 @@
-"""`arena report`: the tournament as a static web site (see :mod:`arena.report`)."""
+"""`arena report`: the tournament as a static web site (see :mod:`arena.report.site`)."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ def report_command(
 ) -> None:
     """Write a tournament's report: a static site (leaderboard, ratings over time, head to
     head, faults, a page per bot, every game in a replay viewer) that opens from the disk."""
-    from arena.report import ReportError, write_report
-    from arena.store import open_store
+    from arena.report.site import ReportError, write_report
+    from arena.store.database import open_store
 
     with open_store(results, create=False, read_only=True) as store:
         try:

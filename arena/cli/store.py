@@ -1,5 +1,5 @@
 """`arena store`: rebuild the results store from the replay files, and move its secret
-deal key (export, import); arena.store and arena.store_rebuild do the work."""
+deal key (export, import); arena.store.database and arena.store.rebuild do the work."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def store_rebuild_command(
     """Make RESULTS/arena.db again from the replay files (every replay re-simulated), e.g.
     after it was damaged: the old file is moved aside, never deleted; what could not be
     recovered is listed. Holds the results folder like a run (waits for one going on)."""
-    from arena.store_rebuild import rebuild_store
+    from arena.store.rebuild import rebuild_store
 
     try:
         with busy("rebuilding the store from the replays…", shown=not json_output):
@@ -58,7 +58,7 @@ def store_key_export_command(
     """Print the store's deal key (64 hex digits). Keep it secret: whoever has it can compute every
     deal of the store's games. `arena store key import` puts it into a fresh results folder, whose
     runs then play the very same games with the same --seed."""
-    from arena.store import open_store
+    from arena.store.database import open_store
 
     # Read-only first (a read-only folder's key can be exported too); a store without a key
     # yet is opened to make one.
@@ -77,7 +77,7 @@ def store_key_import_command(
 ) -> None:
     """Make KEY the deal key of the store in RESULTS: only a store with no games yet (or a new one).
     Holds the results folder like a run (waits for one going on, then checks its games)."""
-    from arena.store import open_store, parse_deal_key, results_lock
+    from arena.store.database import open_store, parse_deal_key, results_lock
 
     parse_deal_key(key, "the key to import")  # checked before any folder is made
     # A run reads the key once, under this lock, and deals every game with it: replacing it

@@ -1,5 +1,5 @@
-"""`arena validate` and `arena submit`: the commands gather options, arena.validate does
-the work, and render_checks prints the verdict (or one JSON object with --json)."""
+"""`arena validate` and `arena submit`: the commands gather options, arena.authoring.validate
+does the work, and render_checks prints the verdict (or one JSON object with --json)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from arena.errors import ArenaError
 if TYPE_CHECKING:
     from arena.bots.manifest import BotManifest
     from arena.bots.sandbox import SandboxSettings
-    from arena.referee import TimeSettings
+    from arena.game.players import TimeSettings
 
 BUILD_CACHE = Path("results") / "build"  # where `arena play` builds bots too
 
@@ -81,7 +81,7 @@ def validate_command(
     json_output: JsonOption = False,
 ) -> None:
     """Check a bot against every situation it must handle (exit 0 only if all pass)."""
-    from arena.validate import validate_bot
+    from arena.authoring.validate import validate_bot
 
     confined = _sandbox(sandbox, config)
     cache = _build_cache(results)
@@ -99,8 +99,8 @@ def validate_command(
 def _explain(bot: Path, sandbox: SandboxSettings, cache: Path, quiet: bool) -> dict | None:
     """``--explain``: what the bot gets, printed (unless ``quiet``) and returned; None when
     the bot cannot be read (validate then says why)."""
+    from arena.authoring.doctor import explain_bot
     from arena.bots import BotError
-    from arena.doctor import explain_bot
 
     try:
         info = explain_bot(bot, sandbox, cache)
@@ -124,7 +124,7 @@ def submit_command(
     results: BuildResultsOption = Path("results"),
 ) -> None:
     """Validate a bot, then copy it into a bots folder under its name (refused if it fails, or if a different bot has that name there, unless --replace)."""
-    from arena.validate import submit_bot
+    from arena.authoring.submit import submit_bot
 
     confined = _sandbox(sandbox, config)
     new = _find(bot)
@@ -183,7 +183,7 @@ def _replace(
     version, in ``bots_dir``): the new copy is made complete beside it under a hidden
     name, then swapped in by renames; the old copy is removed only once the new one is
     in place. If the bot fails validation, or the copy fails, nothing changes."""
-    from arena.validate import submit_bot
+    from arena.authoring.submit import submit_bot
 
     # The entry of the folder that holds the old bot (the link, if it is one: the link is replaced).
     entry = next((e for e in bots_dir.iterdir() if e.resolve() == old.path), None)

@@ -44,8 +44,9 @@ from arena.engine import RULES_VERSION, Variant, new_game
 from arena.errors import ArenaError
 from arena.executors.jobs import GameJob, OnRecord
 from arena.executors.worker_game import decode_record
-from arena.referee import FAULT_KINDS, GameRecord, time_dict
-from arena.replay import Replay, SeatInfo
+from arena.game.ids import time_dict
+from arena.game.referee import FAULT_KINDS, GameRecord
+from arena.game.replay import Replay, SeatInfo
 
 #: A game is recorded void (and reported) after failing this many times on workers.
 MAX_FAILURES = 3

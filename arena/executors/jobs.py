@@ -2,7 +2,7 @@
 
 A caller (a tournament, a match, a ladder) turns the games it wants into
 :class:`GameJob` values and hands them to an :class:`Executor`, which plays them with
-bounded concurrency and reports each :class:`~arena.referee.GameRecord` as it finishes.
+bounded concurrency and reports each :class:`~arena.game.referee.GameRecord` as it finishes.
 An executor knows nothing of tournaments, schedules or the store: a job is everything
 that decides its game, and the record is everything the game produced.
 """
@@ -16,7 +16,8 @@ from typing import Protocol
 from arena.bots import BotSpec
 from arena.bots.manifest import BotManifest
 from arena.engine import GameConfig
-from arena.referee import GameRecord, TimeSettings
+from arena.game.players import TimeSettings
+from arena.game.referee import GameRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,7 @@ class GameJob:
     seed: int  # the deal
     config: GameConfig
     time: TimeSettings
-    ids: int | None = None  # the card labelling (arena.referee.play_game's ids)
+    ids: int | None = None  # the card labelling (arena.game.referee.play_game's ids)
 
 
 #: Told each finished game, in the caller's trio thread, once per job; a void game too.

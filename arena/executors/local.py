@@ -1,8 +1,8 @@
 """Games played in this process, ``concurrency`` at a time, by bot processes of one
-:class:`~arena.referee.PlayerPool` that are reused from game to game.
+:class:`~arena.game.players.PlayerPool` that are reused from game to game.
 
 Process reuse is this executor's business: a process never plays two games of one
-deal (:func:`~arena.referee.play_game` would restart it), so a bot keeps up to
+deal (:func:`~arena.game.referee.play_game` would restart it), so a bot keeps up to
 :attr:`LocalExecutor.processes_per_bot` processes and each new game takes one that has
 not seen its deal.
 """
@@ -15,7 +15,8 @@ from contextlib import asynccontextmanager
 import trio
 
 from arena.executors.jobs import GameJob, OnRecord, SeatBot
-from arena.referee import Player, PlayerPool, open_pool, play_game
+from arena.game.players import Player, PlayerPool, open_pool
+from arena.game.referee import play_game
 
 
 @asynccontextmanager

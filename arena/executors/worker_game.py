@@ -33,7 +33,8 @@ from arena.bots._proctree import child_setup_hook
 from arena.bots.manifest import BotManifest, prepare_bot
 from arena.bots.sandbox import SandboxSettings, build_in_thread, resolve_level
 from arena.engine import GameConfig, Variant
-from arena.referee import GameRecord, TimeSettings, open_pool, play_game
+from arena.game.players import TimeSettings, open_pool
+from arena.game.referee import GameRecord, play_game
 
 
 class ProcessJob(msgspec.Struct, kw_only=True):
@@ -42,10 +43,10 @@ class ProcessJob(msgspec.Struct, kw_only=True):
 
     game_id: str
     seed: int
-    ids: int | None = None  # the game's card labelling (arena.referee.play_game's ids)
+    ids: int | None = None  # the game's card labelling (arena.game.referee.play_game's ids)
     players: int
     variant: str
-    time: dict[str, Any]  # arena.referee.time_dict of the run's TimeSettings
+    time: dict[str, Any]  # arena.game.ids.time_dict of the run's TimeSettings
     seats: list[BotManifest]  # each seat's bot, already unpacked (and checked) on this machine
     build_cache: str  # where bots with a build step are built, on this machine
     sandbox: SandboxSettings | None = None  # the run's: the level and the caps on each bot's limits

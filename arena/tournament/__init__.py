@@ -1,4 +1,2 @@
-"""Tournaments: the settings, the schedule, the runner (:mod:`.runner`), ratings and standings.
-
-May import the executors, the one-game modules, the store, bots, engine and protocol; never the command line.
-"""
+"""Tournaments: the settings and config files, the schedule, the runner, ratings and standings.
+May import the executors, the game package, the store, bots, engine and protocol; never the command line."""

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Protocol
 
 from arena.bots.manifest import BotManifest
-from arena.referee import GameRecord
-from arena.store import BotRow
+from arena.game.referee import GameRecord
+from arena.store.database import BotRow
 from arena.tournament.schedule import ScheduledGame
 
 

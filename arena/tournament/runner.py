@@ -16,7 +16,7 @@ What a run does, in order:
    local one plays them ``jobs`` at a time, reusing bot processes across games but
    never within a duplicate set (each bot keeps one process per game of a set), the
    Dask one (``--cluster``) as tasks on many machines; each finished game is handed to
-   the one writer, a process of its own (:mod:`arena.store_writer`): replay file first,
+   the one writer, a process of its own (:mod:`arena.store.writer`): replay file first,
    then the database rows;
 4. on Ctrl-C (SIGINT) or SIGTERM: the games in flight are abandoned (not recorded),
    the finished ones are kept, every bot process ends, and running the same command
@@ -32,8 +32,6 @@ Nothing here prints: progress goes to a :class:`~arena.tournament.progress.Repor
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import logging
 import os
 import signal
@@ -48,19 +46,17 @@ import trio
 from arena.bots import BotError
 from arena.bots.manifest import BotManifest, discover_bots, prepare_bot
 from arena.bots.sandbox import build_in_thread
-from arena.engine import RULES_VERSION, GameConfig
+from arena.engine import GameConfig
 from arena.errors import ArenaError
 from arena.executors.jobs import Executor, GameJob, SeatBot
 from arena.executors.local import LocalExecutor, open_local_executor
-from arena.referee import (
-    BotFault,
-    GameRecord,
-    TimeSettings,
-    record_from_replay,
-    time_dict,
-)
-from arena.replay import ReplayError, check_recorded_game, encode_replay, read_replay, verify_replay
-from arena.store import (
+from arena.game.deals import card_ids
+from arena.game.ids import game_id, seat_identity, time_dict
+from arena.game.players import BotFault, TimeSettings
+from arena.game.referee import GameRecord, record_from_replay
+from arena.game.replay import ReplayError, encode_replay, read_replay
+from arena.game.verify import check_recorded_game, verify_replay
+from arena.store.database import (
     NewGame,
     Store,
     make_replay_folders,
@@ -68,35 +64,13 @@ from arena.store import (
     replay_relpath,
     results_lock,
 )
-from arena.store_writer import StoreWriter
+from arena.store.rows import game_row
+from arena.store.writer import StoreWriter
 from arena.tournament.progress import Entrant, Plan, Reporter, RunSummary, SilentReporter, Skipped
-from arena.tournament.schedule import (
-    ScheduledGame,
-    card_ids,
-    games_cap,
-    games_per_set,
-    make_schedule,
-)
+from arena.tournament.schedule import ScheduledGame, games_cap, games_per_set, make_schedule
 from arena.tournament.settings import SEATINGS, RunSettings, default_jobs, default_sandbox
 
 # -- game ids ---------------------------------------------------------------------------
-
-
-def seat_identity(name: str, content_hash: str) -> str:
-    """How a seat's bot enters a game id: ``name@content_hash``. The name is in it because
-    two bots of one tournament may have identical files (a copy under another name): by
-    hash alone their two seatings of a deal would be one game, recorded once with the
-    other's replay."""
-    return f"{name}@{content_hash}"
-
-
-def game_id(config: GameConfig, seed: int, seats: Sequence[str], time_settings: TimeSettings) -> str:
-    """The id of a game: a hash of everything that decides it, nothing else (so two
-    runs, or two tournaments, that would play the very same game share it). ``seats``:
-    each seat's :func:`seat_identity`, in seat order."""
-    parts = [RULES_VERSION, config.variant.value, str(config.players), str(seed), json.dumps(time_dict(time_settings), sort_keys=True)]
-    parts += list(seats)
-    return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
 
 # -- running ----------------------------------------------------------------------------
@@ -456,41 +430,6 @@ class _Run:
 
     def _new_game(self, game: ScheduledGame, record: GameRecord, config: GameConfig) -> NewGame:
         return game_row(record, game.set_id, [self.entrants[name].row.id for name in game.seats], time_dict(self.s.time))
-
-
-def game_row(record: GameRecord, set_id: str, bot_ids: Sequence[int], time_settings: Mapping[str, Any]) -> NewGame:
-    """A finished game's database row (``bot_ids``: the bot row of each seat, in seat
-    order), from its record: the same from the game just played and from its replay
-    (:func:`arena.referee.record_from_replay`, for a killed run's game or a rebuilt store)."""
-    config = record.config
-    n = config.players  # the dummy seat (if any) is not a bot: not stored
-    timing = record.replay.timing or {}
-    mean_ms = list(timing.get("mean_ms") or [None] * n)[:n]
-    max_ms = list(timing.get("max_ms") or [None] * n)[:n]
-    usage = {u.seat: u for u in record.replay.usage}
-    return NewGame(
-        id=record.game_id,
-        status=record.status,
-        set_id=set_id,
-        seed=record.seed,
-        players=n,
-        variant=config.variant.value,
-        rules=RULES_VERSION,
-        time_settings=time_settings,
-        duration_s=record.duration_s,
-        replay=replay_relpath(record.game_id),
-        bot_ids=list(bot_ids),
-        points=(record.scores or [0] * n)[:n],
-        puddings=(record.puddings or [0] * n)[:n],
-        ranks=(record.ranks or [0] * n)[:n],
-        autopilot=record.autopilot[:n],
-        faults=record.faults[:n],
-        mean_ms=mean_ms,
-        max_ms=max_ms,
-        cpu_ms=[usage[i].cpu_ms if i in usage else None for i in range(n)],
-        peak_mb=[usage[i].peak_mb if i in usage else None for i in range(n)],
-        void_reason=record.void_reason,
-    )
 
 
 class _NullWriter:

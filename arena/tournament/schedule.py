@@ -10,7 +10,7 @@ seat effects cancel within the set. A table is played as ``deals`` duplicate set
 
 The deal seed and the set id of a table's ``d``-th deal are keyed hashes (HMAC-SHA256) of the
 tournament seed, the table's bot names and ``d`` only, under a secret ``key`` (the results
-store's deal key, :meth:`arena.store.Store.deal_key`). Adding a bot therefore leaves every
+store's deal key, :meth:`arena.store.database.Store.deal_key`). Adding a bot therefore leaves every
 existing table's games unchanged, which lets a results store reuse them: a later run plays only
 the new bot's games. The key is what keeps the deals secret: a bot that knows this code, the
 names and the seed still cannot compute a deal without it (the seed is small and guessable).
@@ -18,10 +18,7 @@ names and the seed still cannot compute a deal without it (the seed is small and
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import itertools
-import json
 import math
 import random
 from collections import Counter
@@ -29,20 +26,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from arena.errors import ArenaError
+from arena.game.deals import deal_seed, keyed_digest, set_id
 
 __all__ = [
     "SEATINGS",
     "GamesCap",
     "ScheduleError",
     "ScheduledGame",
-    "card_ids",
     "check_key",
-    "deal_seed",
     "games_cap",
     "iter_schedule",
-    "keyed_digest",
     "make_schedule",
-    "set_id",
 ]
 
 #: The fewest bytes of a deal key (the store makes 32 random ones).
@@ -73,37 +67,11 @@ class ScheduledGame:
     seats: tuple[str, ...]
 
 
-def keyed_digest(key: bytes, *parts: object) -> bytes:
-    """HMAC-SHA256 under ``key`` of ``parts`` (JSON-encoded), truncated to 16 bytes.
-
-    JSON of a list is an unambiguous encoding of names that may hold any character.
-    """
-    data = json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return hmac.new(key, data, hashlib.sha256).digest()[:16]
-
-
 def check_key(key: object) -> bytes:
     """``key`` if it is a usable deal key (bytes, at least :data:`MIN_KEY_BYTES` long)."""
     if not isinstance(key, bytes) or len(key) < MIN_KEY_BYTES:
         raise ScheduleError(f"the deal key must be at least {MIN_KEY_BYTES} bytes, got {type(key).__name__}")
     return key
-
-
-def deal_seed(key: bytes, seed: int, table: Sequence[str], deal: int) -> int:
-    """The 63-bit seed of ``table``'s ``deal``-th deal in a tournament seeded with ``seed``."""
-    return int.from_bytes(keyed_digest(key, "deal", seed, sorted(table), deal)[:8], "big") >> 1
-
-
-def set_id(key: bytes, seed: int, table: Sequence[str], deal: int) -> str:
-    """The id of ``table``'s ``deal``-th duplicate set: 16 hex digits."""
-    return keyed_digest(key, "set", seed, sorted(table), deal)[:8].hex()
-
-
-def card_ids(key: bytes, game_id: str) -> int:
-    """The card labelling (``new_game``'s ``ids``) of the game ``game_id``: 63 bits keyed
-    with ``key``, so that the games of one duplicate set (one deal, different game ids)
-    show the same cards under unrelated ids, and no bot can compute them."""
-    return int.from_bytes(keyed_digest(key, "ids", game_id)[:8], "big") >> 1
 
 
 def _seatings(table: tuple[str, ...], key: bytes, seed: int, seatings: str) -> list[tuple[str, ...]]:

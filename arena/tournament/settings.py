@@ -19,7 +19,8 @@ from typing import Any
 from arena.bots.sandbox import Level, Limits, SandboxSettings, resolve_level
 from arena.engine import Variant
 from arena.errors import ArenaError
-from arena.referee import DEFAULT_TIME, TimeSettings, time_dict
+from arena.game.ids import time_dict
+from arena.game.players import DEFAULT_TIME, TimeSettings
 
 SEATINGS = ("rotations", "all")
 

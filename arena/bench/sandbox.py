@@ -1,7 +1,7 @@
 """`arena bench sandbox`: what each sandbox level costs to start a bot, and per decision.
 
 For each level (no sandbox at all, ``none``, ``limits``, ``strict`` where available) the
-instant C bot of the referee benchmark (:data:`arena.bench_referee.INSTANT_C`) is started
+instant C bot of the referee benchmark (:data:`arena.bench.referee.INSTANT_C`) is started
 and greeted (``hello``) again and again, and the median time from the spawn to the hello
 reply is taken; then four of them play whole games, for the cost of a decision cycle
 once the bots run. The levels are measured interleaved, round after round, so that a busy
@@ -18,11 +18,12 @@ from pathlib import Path
 
 import trio
 
-from arena.bench_referee import compile_instant_bot
+from arena.bench.referee import compile_instant_bot
 from arena.bots import BotSpec
 from arena.bots.sandbox import Level, SandboxSettings, strict_support
 from arena.engine import HAND_SIZE, GameConfig
-from arena.referee import DEFAULT_TIME, open_pool, play_game
+from arena.game.players import DEFAULT_TIME, open_pool
+from arena.game.referee import play_game
 
 LEVELS = ("unconfined", "none", "limits", "strict")
 _CYCLES_PER_GAME = 3 * (HAND_SIZE[4] - 1)  # decision cycles of a 4-player game (each round's last card is auto)

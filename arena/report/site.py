@@ -19,7 +19,7 @@ global, and the viewer loads the one game it shows. Nothing of a 1,000-game tour
 loaded at once except ``data.js`` (a few hundred bytes per game).
 
 This module turns store rows and replays into plain data and files; it draws nothing
-itself. The pages are drawn in the browser by the scripts in ``arena/report_assets``,
+itself. The pages are drawn in the browser by the scripts in ``arena/report/assets``,
 which only ever insert text (bot names, debug values and stderr are the bots' words).
 """
 
@@ -54,8 +54,8 @@ from arena.engine.cards import (
 )
 from arena.engine.scoring import maki_points, maki_symbols, set_points
 from arena.errors import ArenaError
-from arena.replay import Replay, ReplayError, plain_name, read_replay
-from arena.store import GameRow, Store, replay_relpath
+from arena.game.replay import Replay, ReplayError, plain_name, read_replay
+from arena.store.database import GameRow, Store, replay_relpath
 from arena.text import NAME_LIMIT, printable, visible_json
 from arena.tournament.ratings import bot_stats, fit_elo, head_to_head
 from arena.tournament.standings import (
@@ -70,7 +70,7 @@ from arena.tournament.standings import (
 REPORT_FORMAT = 1
 GENERATOR = "sushigo-arena report"
 MANIFEST = "report.json"
-#: The site's pages, all from one shell (report_assets/page.html): title, the page's name
+#: The site's pages, all from one shell (assets/page.html): title, the page's name
 #: for pages.js, the element the skip link goes to, what shows without JavaScript, scripts.
 _DRAWN = "This report is drawn by JavaScript: allow scripts for this page."
 _PAGE_SCRIPTS = ("cards.js", "data.js", "assets/common.js", "assets/pages.js")
@@ -560,7 +560,7 @@ def report_data(
 
 
 def _asset(name: str) -> str:
-    return resources.files("arena").joinpath("report_assets", name).read_text(encoding="utf-8")
+    return resources.files("arena.report").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def _page(name: str) -> str:

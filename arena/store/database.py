@@ -8,7 +8,7 @@ Layout of a results folder (``results/`` by default)::
     leaderboard.json, leaderboard.md   written at the end of every run
 
 A game is recorded in two steps, in this order: its replay is written to a temporary
-name and renamed (see :func:`arena.replay.write_replay`), then one transaction inserts
+name and renamed (see :func:`arena.game.replay.write_replay`), then one transaction inserts
 the game. A crash between the two leaves an unreferenced replay file that the next run
 simply overwrites; a crash never leaves a game row without its replay, and a finished
 game is recorded once (its id is the primary key).
@@ -21,7 +21,7 @@ keeps it until its last game is recorded); readers (``arena leaderboard`` while 
 goes on) take no lock and may open the store concurrently.
 
 Every open checks the database (``PRAGMA quick_check``); a damaged one is an error naming
-the file and the way back: :func:`arena.store_rebuild.rebuild_store` (``arena store
+the file and the way back: :func:`arena.store.rebuild.rebuild_store` (``arena store
 rebuild``) makes a new database from the replay files, which hold every game.
 """
 
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from arena.errors import ArenaError
-from arena.replay import PLAIN_NAME_RULE, is_plain_name
+from arena.game.replay import PLAIN_NAME_RULE, is_plain_name
 
 DB_NAME = "arena.db"
 LOCK_NAME = "arena.lock"

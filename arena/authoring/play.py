@@ -12,16 +12,17 @@ from typing import TypeVar
 
 import trio
 
+from arena.authoring.human import HUMAN, find_terminal, human_spec
 from arena.bots import BotError, BotSpec, lone_errors_unwrapped
 from arena.bots.manifest import BotManifest, find_bot, prepare_bot
 from arena.bots.sandbox import SandboxSettings
 from arena.engine import GameConfig
 from arena.errors import ArenaError
-from arena.human import HUMAN, find_terminal, human_spec
-from arena.referee import GameRecord, TimeSettings, open_pool, play_game
-from arena.replay import write_replay
+from arena.game.deals import keyed_digest
+from arena.game.players import TimeSettings, open_pool
+from arena.game.referee import GameRecord, play_game
+from arena.game.replay import write_replay
 from arena.text import plural
-from arena.tournament.schedule import keyed_digest
 
 T = TypeVar("T")
 
@@ -89,7 +90,7 @@ class _Seat:
 
 
 def keyed_game(key: bytes, seed: int, config: GameConfig) -> tuple[int, int]:
-    """The deal seed and the card labelling (:func:`arena.referee.play_game`'s ``seed`` and
+    """The deal seed and the card labelling (:func:`arena.game.referee.play_game`'s ``seed`` and
     ``ids``) of the single game ``seed`` of ``config`` under the deal key ``key``: the same
     key and seed give the same game, and without the key no bot can tell its deal."""
     parts = (seed, config.players, config.variant.value)
@@ -113,7 +114,7 @@ def play_one(
 
     With a deal ``key`` (the CLI passes the results store's, or a fresh random one), the
     game's deal and card ids are keyed hashes of ``seed`` (:func:`keyed_game`); without one,
-    ``seed`` is the deal seed itself, as :func:`arena.referee.play_game` takes it.
+    ``seed`` is the deal seed itself, as :func:`arena.game.referee.play_game` takes it.
 
     A BOT given as the string ``"human"`` seats the person at this terminal, with no
     time limit; there can be one such seat, and there must be a terminal (else

@@ -10,9 +10,9 @@ process only hands each game over (encoding its replay and row, one pipe write: 
 45 µs a game, measured apart; the NewGame row is built on the handing-over thread).
 
 The arena's side (:class:`StoreWriter`) turns each finished game into its database row
-(:class:`~arena.store.NewGame`) and its replay's JSON, and sends both down a pipe as one
+(:class:`~arena.store.database.NewGame`) and its replay's JSON, and sends both down a pipe as one
 length-prefixed msgpack frame, from a thread, so that a slow disk never blocks the games.
-The writer (``python -m arena.store_writer RESULTS``) writes each replay file as soon as
+The writer (``python -m arena.store.writer RESULTS``) writes each replay file as soon as
 its game arrives (temporary name, then rename), and commits the rows of the games whose
 replays are written in one transaction (a group commit) at most :data:`LINGER` seconds
 after the first of them, or once :data:`BATCH` are waiting. It reports on its stdout, as
@@ -22,7 +22,7 @@ nothing more), and ``{"type": "done", ...}`` with its totals before it exits.
 A game already recorded as complete (or waiting for its commit here) is not written
 again: its replay file stays the one of the play its row records.
 
-The writer holds the results folder's lock (:func:`arena.store.results_lock`) with the
+The writer holds the results folder's lock (:func:`arena.store.database.results_lock`) with the
 arena: it inherits the arena's open lock file, so the lock is held until the writer too
 has exited, and a next run cannot start while it still records a killed arena's games.
 
@@ -53,7 +53,7 @@ from typing import Any
 import msgspec
 
 from arena.errors import ArenaError
-from arena.store import NewGame, disk_full, open_store, os_error_text
+from arena.store.database import NewGame, disk_full, open_store, os_error_text
 
 __all__ = ["BATCH", "LINGER", "StoreWriter"]
 
@@ -65,7 +65,7 @@ LINGER = 0.05
 #: The writer's niceness (added to the arena's).
 NICE = 10
 
-_ARENA_ROOT = str(Path(__file__).resolve().parent.parent)  # the folder holding the arena package
+_ARENA_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding the arena package
 _HEADER = struct.Struct(">I")  # the length of the frame that follows
 _Frame = tuple[str | None, NewGame, str, bytes]  # tournament id, row, replay path, replay JSON
 _encode = msgspec.msgpack.Encoder().encode
@@ -79,7 +79,7 @@ class StoreWriter:
     replay path relative to the results folder, replay JSON)``; it runs on this
     object's thread. :attr:`error` is set (an :class:`ArenaError`) once the writer has
     failed; :meth:`close` waits until everything submitted is recorded. ``lock_fd``,
-    the results folder's held lock (:class:`arena.store.ResultsLock`), is shared with the
+    the results folder's held lock (:class:`arena.store.database.ResultsLock`), is shared with the
     writer process, which then holds the lock as long as it lives."""
 
     def __init__(
@@ -98,7 +98,7 @@ class StoreWriter:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (_ARENA_ROOT, env.get("PYTHONPATH"))))
         self._proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "arena.store_writer", str(results)],
+            [sys.executable, "-P", "-m", "arena.store.writer", str(results)],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -204,7 +204,7 @@ class _Input:
 
 
 def _serve(results: Path) -> int:
-    from arena.replay import write_replay_json
+    from arena.game.replay import write_replay_json
 
     with contextlib.suppress(OSError):
         os.nice(NICE)  # background work: the bots, whose thinking is timed, come first
@@ -303,5 +303,5 @@ def _serve(results: Path) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit("usage: python -m arena.store_writer RESULTS_FOLDER")
+        sys.exit("usage: python -m arena.store.writer RESULTS_FOLDER")
     sys.exit(_serve(Path(sys.argv[1])))

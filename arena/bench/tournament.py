@@ -1,7 +1,7 @@
 """`arena bench tournament`: whole tournaments of instant compiled bots, so that what is
 measured is the arena (schedule, referee, store, replays), not the bots.
 
-Six copies of the instant C bot of :mod:`arena.bench_referee` (each its own bot
+Six copies of the instant C bot of :mod:`arena.bench.referee` (each its own bot
 folder, so six distinct bots) play 4-player round-robins, each into a fresh results
 folder, in three configurations interleaved over several rounds of the same run (so
 that all three see the same machine load): ``--jobs 1``, ``--jobs 2``, and ``--jobs 2``
@@ -12,7 +12,7 @@ only (after every bot's start):
 - ``store_share``: the share of the run's time the store costs, ``1 - (games/s
   recorded) / (games/s unrecorded)`` with 2 jobs; it is what a user waits for it;
 - the writer's CPU per game (replay compression and file, database transaction; the
-  writer is a process of its own, see :mod:`arena.store_writer`), and as a share of the
+  writer is a process of its own, see :mod:`arena.store.writer`), and as a share of the
   arena's CPU, the writer's included (``store_cpu_share``): its cost even where a spare
   core hides it;
 - ``file_create_us``: what creating one empty file costs in the scratch folder, timed
@@ -37,10 +37,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from arena.bench_referee import compile_instant_bot
+from arena.bench.referee import compile_instant_bot
 from arena.errors import ArenaError
-from arena.referee import TimeSettings
-from arena.store import open_store
+from arena.game.players import TimeSettings
+from arena.store.database import open_store
 from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings
 

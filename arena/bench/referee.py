@@ -6,8 +6,8 @@ decode and validate them, apply the turn and record it. The bots are four copies
 tiny C bot (:data:`INSTANT_C`, compiled with ``cc -O2`` into a temporary folder) that
 answer at once, so what is measured is the arena, not the bots.
 
-- Referee: whole games with :func:`~arena.referee.play_game` among four instant bots
-  in one :func:`~arena.referee.open_pool` (processes reused across games, as in a
+- Referee: whole games with :func:`~arena.game.referee.play_game` among four instant bots
+  in one :func:`~arena.game.referee.open_pool` (processes reused across games, as in a
   tournament), every game from the same seed. Per cycle: game time /
   ``len(replay.turns)``, so a game's ``game_start`` and ``game_over`` exchanges and its
   bookkeeping are spread over its 21 cycles.
@@ -54,7 +54,8 @@ import trio
 from arena.bots import BotSpec
 from arena.engine import GameConfig
 from arena.errors import ArenaError
-from arena.referee import GameRecord, Player, TimeSettings, open_pool, play_game
+from arena.game.players import Player, TimeSettings, open_pool
+from arena.game.referee import GameRecord, play_game
 
 PLAYERS = 4
 #: Generous budgets: an instant bot never comes near them, but deadlines stay armed
@@ -75,7 +76,7 @@ INSTANT_C = r"""/* instant: a protocol-v1 bot that answers every message at once
  * `legal` before the large fields (msgspec encodes fields in declaration order).
  * read(2)/write(2) with its own buffering: no stdio streams, one write per reply.
  *
- * The arena ships this source as INSTANT_C in arena/bench_referee.py; a test keeps
+ * The arena ships this source as INSTANT_C in arena/bench/referee.py; a test keeps
  * the two identical.
  */
 #include <errno.h>

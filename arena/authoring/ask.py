@@ -3,7 +3,7 @@
 The position is rebuilt from the replay through the engine: the game is dealt
 again from its seed and the recorded plays are applied up to the turn. The
 ``act`` that seat received then is rebuilt with the referee's own builder
-(:func:`arena.acts.build_act`, and :func:`arena.referee.game_start_message` for the
+(:func:`arena.game.acts.build_act`, and :func:`arena.game.referee.game_start_message` for the
 ``game_start``) from what the replay says the referee knew: the
 seat's events since its previous request (and the history before them), its
 hands at the earlier turns of the round, what was applied for it last time,
@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 import trio
 
-from arena.acts import build_act
+from arena.authoring.play import run_interruptible
 from arena.bots import BotError
 from arena.bots.manifest import find_bot, prepare_bot
 from arena.bots.sandbox import SandboxSettings
@@ -39,9 +39,10 @@ from arena.engine import (
     new_game,
 )
 from arena.errors import ArenaError
-from arena.play import run_interruptible
-from arena.referee import BotFault, TimeSettings, game_start_message, open_pool
-from arena.replay import ActionRecord, Replay, ReplayError, read_replay
+from arena.game.acts import build_act
+from arena.game.players import BotFault, TimeSettings, open_pool
+from arena.game.referee import game_start_message
+from arena.game.replay import ActionRecord, Replay, ReplayError, read_replay
 from protocol import Act, Action, LastAction, Ready
 
 #: Statuses of a recorded action for which the referee sent no act.

@@ -169,7 +169,7 @@ def human_spec(terminal: str) -> BotSpec:
         if name in os.environ:
             env[name] = os.environ[name]
     # The process imports the arena: make sure it finds this very copy of it.
-    here = str(Path(__file__).resolve().parent.parent)
+    here = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join([here, *filter(None, [env.get("PYTHONPATH")])])
     return BotSpec(
         name=HUMAN,

@@ -2,7 +2,7 @@
 LocalCluster with ``--cluster local:2``, side by side, and what going through Dask
 costs per game.
 
-The bots are the instant C bots of :mod:`arena.bench_tournament` (six folders, 4-player
+The bots are the instant C bots of :mod:`arena.bench.tournament` (six folders, 4-player
 games), so that what is measured is the arena, not the bots. Both runs play the same
 schedule into fresh results folders; games/s is measured over the play phase (from the
 moment the run reports its plan, i.e. after the cluster is up, to the last game). The
@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.bench_tournament import BOTS, GAMES_PER_DEAL, PLAYERS, make_instant_bots
+from arena.bench.tournament import BOTS, GAMES_PER_DEAL, PLAYERS, make_instant_bots
 from arena.errors import ArenaError
-from arena.referee import TimeSettings
+from arena.game.players import TimeSettings
 from arena.tournament.progress import SilentReporter
 from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings

@@ -8,8 +8,8 @@ rest): the store's settings (the meta table, e.g. a deal key), the tournaments w
 their settings and entrants, which games belong to which tournament, each game's
 duplicate set and finishing time, the bots' paths.
 
-Every replay file is read with :func:`arena.replay.read_replay` and re-simulated with
-:func:`arena.replay.verify_replay`; one that fails either, or that is not at the path
+Every replay file is read with :func:`arena.game.replay.read_replay` and re-simulated with
+:func:`arena.game.verify.verify_replay`; one that fails either, or that is not at the path
 of its game id, is reported and left out (the next run plays that game again). The new
 database is made in a folder of its own inside the results folder, then the old one is
 moved aside (renamed, never deleted, with its ``-wal`` file if any) and the new one put
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.store import (
+from arena.store.database import (
     DB_NAME,
     BotRow,
     NewGame,
@@ -91,7 +91,7 @@ class RebuildReport:
 
 def rebuild_store(root: Path, *, on_wait: Callable[[str], None] | None = None) -> RebuildReport:
     """Make ``root``'s database again from its replay files (see the module's docstring).
-    ``on_wait`` as for :func:`arena.store.results_lock`. Each replay is read and checked
+    ``on_wait`` as for :func:`arena.store.database.results_lock`. Each replay is read and checked
     once, one at a time; what is kept of it is its row."""
     if not root.is_dir():
         raise StoreError(f"{root}: no such results folder")
@@ -181,9 +181,10 @@ def _build(
     files: list[Path],
     report: RebuildReport,
 ) -> None:
-    from arena.referee import record_from_replay
-    from arena.replay import ReplayError, read_replay, verify_replay
-    from arena.tournament.runner import game_row
+    from arena.game.referee import record_from_replay
+    from arena.game.replay import ReplayError, read_replay
+    from arena.game.verify import verify_replay
+    from arena.store.rows import game_row
 
     old_bots = {  # id -> name, version, hash, path
         r[1]: (r[2], str(r[3]), r[4], _text(r[5]) or "") for r in salvage["bots"] if _text(r[2]) and _text(r[4])
@@ -299,7 +300,7 @@ def _set_of(
     """The duplicate set of a game whose row is lost: the set of the tournament whose
     seed and deals give its deal to its table under the store's deal ``key`` (exact);
     else one named after the deal and the table, which groups the same games (1: guessed)."""
-    from arena.tournament.schedule import deal_seed, set_id
+    from arena.game.deals import deal_seed, set_id
 
     for t in tournaments if key is not None else ():
         seed, deals = t.config.get("seed"), t.config.get("deals")

@@ -1,5 +1,5 @@
-"""`arena validate` and `arena submit`: a bot checked against every situation it must
-handle before it meets a tournament, and copied into a bots folder only if it passes.
+"""`arena validate`: a bot checked against every situation it must handle before it meets
+a tournament (:mod:`arena.authoring.submit` copies it into a bots folder only if it passes).
 
 The validator starts the bot exactly as a tournament does (its build step included),
 then referees scripted games in which the bot holds one seat and the validator plays
@@ -17,27 +17,53 @@ which section of protocol/PROTOCOL.md covers it.
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
 import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import trio
 
-from arena.acts import build_act
+from arena.authoring.checks import (
+    DUMMY,
+    EVENTS,
+    FAULT_HINT,
+    FAULT_SECTION,
+    FAULTS,
+    LEGAL,
+    MESSAGES,
+    PACKAGING,
+    RULES_BRIEF,
+    SHARED,
+    TIME,
+    Check,
+    Exchange,
+    Section,
+    ValidationReport,
+)
+from arena.authoring.situations import (
+    AFTER_FAULT,
+    CHOPSTICKS,
+    CONTROLLER,
+    LAST_CARD,
+    OTHER,
+    RETURNED,
+    WASABI_PAIR,
+    WASABI_SHOWN,
+    GameScript,
+    event_situations,
+    house_play,
+    scripts,
+    situations_of,
+)
 from arena.bots import BotError
-from arena.bots.files import copy_bot
-from arena.bots.manifest import BotManifest, discover_bots, find_bot, name_skeleton, prepare_bot
+from arena.bots.manifest import BotManifest, find_bot, prepare_bot
 from arena.bots.sandbox import SandboxSettings
 from arena.engine import (
-    GameConfig,
     GameState,
     PlayError,
     Variant,
@@ -48,8 +74,9 @@ from arena.engine import (
     new_game,
     result,
 )
-from arena.errors import ArenaError
-from arena.referee import BotFault, TimeSettings, game_start_message, open_pool
+from arena.game.acts import build_act
+from arena.game.players import BotFault, TimeSettings, open_pool
+from arena.game.referee import game_start_message
 from protocol import (
     SUPPORTED_VERSIONS,
     Ack,
@@ -68,289 +95,7 @@ STDERR_KEEP = 16 * 1024
 TRACE_LINES = 12
 TRACE_LINE_LIMIT = 200
 MAX_STRIKES = 3  # as in a tournament: then the seat plays on autopilot for the rest of the game
-NIGIRI = ("salmon_nigiri", "squid_nigiri", "egg_nigiri")
 HOUSE = "house"  # the name of the seats the validator plays itself
-
-
-# -- where PROTOCOL.md covers what ------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    """A numbered section of protocol/PROTOCOL.md (its heading is ``## N. title``)."""
-
-    number: int
-    title: str
-
-    def __str__(self) -> str:
-        return f"§{self.number} {self.title}"
-
-
-FRAMING = Section(2, "Framing: lines of JSON")
-LOCKSTEP = Section(3, "Lock-step: `id` and `re`")
-RULES_BRIEF = Section(5, "The rules in brief")
-MESSAGES = Section(6, "Messages")
-SHARED = Section(7, "Shared objects")
-EVENTS = Section(8, "Events")
-LEGAL = Section(9, "The `legal` list")
-DUMMY = Section(10, "The two-player dummy variant")
-TIME = Section(11, "Time")
-FAULTS = Section(12, "Faults")
-PACKAGING = Section(15, "Packaging your bot")
-SECTIONS = (FRAMING, LOCKSTEP, RULES_BRIEF, MESSAGES, SHARED, EVENTS, LEGAL, DUMMY, TIME, FAULTS, PACKAGING)
-
-_FAULT_SECTION = {"timeout": TIME, "malformed": FRAMING, "protocol": LOCKSTEP, "illegal": LEGAL, "crash": FAULTS}
-_FAULT_HINT = {
-    "timeout": "answer well within time_ms, and flush stdout after every line (a buffered answer never arrives)",
-    "malformed": "stdout carries only protocol lines, one JSON object each, with every field of the right type; log to stderr",
-    "protocol": "answer each request exactly once, with re equal to its id and the reply type it asks for",
-    "illegal": "answer with a copy of one entry of legal",
-    "crash": "the process ended or stopped reading its input; its stderr says why",
-}
-
-
-# -- results ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One line of the verdict: a situation the bot must handle, and how it did."""
-
-    name: str
-    passed: bool
-    message: str  # the whole story: what was sent, what came back, what was expected
-    protocol_section: str
-    summary: str = ""  # a few words for a table; the message when empty
-    #: The message as labelled parts, for a reader: ("sent", "act id=4 …"), ("got", …)…
-    details: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def short(self) -> str:
-        return self.summary or self.message
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "message": self.message, "protocol_section": self.protocol_section}
-
-
-@dataclass(slots=True)
-class ValidationReport:
-    """The verdict on one bot. ``passed`` only if every check passed."""
-
-    bot: str
-    path: str
-    checks: list[Check]
-    startup_ms: float | None = None
-    decisions_ms: list[float] = field(default_factory=list)
-    manifest: BotManifest | None = None
-    sandbox: str = ""  # the sandbox level the bot was built and started at
-    #: The last STDERR_KEEP characters of what the bot wrote to stderr during the validation.
-    stderr: str = ""
-
-    @property
-    def warnings(self) -> list[str]:
-        """What passed but deserves a look: a bot that writes to stderr may have hit an
-        error it covered up (an SDK falls back to a legal play), which no check sees."""
-        if not self.stderr.strip():
-            return []
-        lines = len(self.stderr.rstrip().splitlines())
-        if not self.passed:
-            return [f"the bot wrote to stderr during the validation ({lines} line(s) kept, below): it may say what went wrong"]
-        aside = next((g.label for g in scripts() if g.set_aside), "")
-        return [
-            f"the bot wrote to stderr during the validation ({lines} line(s) kept, below): "
-            "a bot that recovers from its own errors (say by playing a random card) passes every check, "
-            f"so read it (in '{aside}' the validator sets an answer aside on purpose: a note about that is expected)"
-        ]
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.checks) and all(c.passed for c in self.checks)
-
-    @property
-    def failed(self) -> list[Check]:
-        return [c for c in self.checks if not c.passed]
-
-    @property
-    def decision_median_ms(self) -> float | None:
-        return round(statistics.median(self.decisions_ms), 3) if self.decisions_ms else None
-
-    @property
-    def decision_max_ms(self) -> float | None:
-        return round(max(self.decisions_ms), 3) if self.decisions_ms else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "bot": self.bot,
-            "path": self.path,
-            "passed": self.passed,
-            "checks": [c.to_dict() for c in self.checks],
-            "startup_ms": None if self.startup_ms is None else round(self.startup_ms, 3),
-            "decision_ms": {"median": self.decision_median_ms, "max": self.decision_max_ms, "count": len(self.decisions_ms)},
-            "sandbox": self.sandbox or None,
-            "stderr": self.stderr,
-            "warnings": self.warnings,
-        }
-
-
-@dataclass(slots=True)
-class Exchange:
-    """One request to the bot and what came of it."""
-
-    game: str  # the label of the scripted game
-    what: str  # "game_start", "act" or "game_over"
-    round: int
-    turn: int
-    sent: str  # the request, summarised
-    situations: frozenset[str]
-    status: str  # "ok", "set_aside" (the validator's own doing), or a fault kind
-    received: str  # the answer, or what went wrong instead
-    expected: str
-    section: Section
-    elapsed_ms: float | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status in ("ok", "set_aside")
-
-    @property
-    def where(self) -> str:
-        if self.what == "act":
-            return f"{self.game}, round {self.round} turn {self.turn}"
-        return f"{self.game}, {self.what}"
-
-    @property
-    def summary(self) -> str:
-        return f"{self.status} at {self.where}"
-
-    def describe(self) -> str:
-        text = f"{self.where}: sent {self.sent}; got {self.received}; expected {self.expected}"
-        if not self.ok:
-            text += f" (fault: {self.status}; {_FAULT_HINT.get(self.status, '')})"
-        return text
-
-    def details(self, situation: str = "") -> tuple[tuple[str, str], ...]:
-        parts = [("situation", situation)] if situation else []
-        parts += [("at", self.where), ("sent", self.sent), ("got", self.received), ("expected", self.expected)]
-        if not self.ok:
-            parts.append(("fault", f"{self.status}: {_FAULT_HINT.get(self.status, '')}"))
-        return tuple(parts)
-
-
-# -- the scripted games -------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class GameScript:
-    """One scripted game: the bot sits at ``seat``; the validator plays the others."""
-
-    label: str
-    config: GameConfig
-    seat: int
-    seed: int
-    #: (round, turn) at which the bot's answer is set aside on purpose (as if late).
-    set_aside: tuple[int, int] | None = None
-    #: (round, turn) at which the bot's seat takes a chopsticks card, whatever it answers.
-    force_chopsticks: tuple[int, int] | None = None
-
-
-def _holds(state: GameState, seat: int, *wanted: Sequence[str]) -> bool:
-    kinds = {state.kind(c) for c in state.hands[seat]}
-    return all(kinds & set(options) for options in wanted)
-
-
-def chopsticks_seed(config: GameConfig) -> int:
-    """The first seed whose first two hands each hold chopsticks, a wasabi and a nigiri:
-    with seat 0 made to take its chopsticks and seat 1 taking its own, seat 0 is offered
-    two-card plays (a wasabi-then-nigiri pair among them) at turn 2 and sees seat 1
-    play wasabi then nigiri with chopsticks, the chopsticks coming back, at turn 3."""
-    for seed in range(1, 100_000):
-        state = new_game(config, seed)
-        if all(_holds(state, s, ("chopsticks",), ("wasabi",), NIGIRI) for s in (0, 1)):
-            return seed
-    raise RuntimeError("no seed deals the chopsticks situation")  # the deal would have to have changed
-
-
-def scripts() -> list[GameScript]:
-    """The games of a validation, in the order they are played (one bot process for all)."""
-    two = GameConfig(2, Variant.STANDARD)
-    return [
-        GameScript("2 players, standard", two, seat=0, seed=chopsticks_seed(two), force_chopsticks=(1, 1)),
-        GameScript("3 players, alternate", GameConfig(3, Variant.ALTERNATE), seat=2, seed=2, set_aside=(1, 2)),
-        GameScript("4 players, standard", GameConfig(4, Variant.STANDARD), seat=1, seed=3),
-        GameScript("5 players, alternate", GameConfig(5, Variant.ALTERNATE), seat=4, seed=4),
-        GameScript("2 players, dummy variant", GameConfig(2, Variant.DUMMY), seat=0, seed=5),
-    ]
-
-
-def _own_count(play: Sequence[int], controller: bool) -> int:
-    return len(play) - 1 if controller else len(play)
-
-
-def house_play(state: GameState, seat: int, rng: random.Random) -> tuple[int, ...]:
-    """The validator's own choice for a seat it plays: use chopsticks for wasabi then
-    nigiri when it can, take chopsticks when it has none, else mostly random, so that
-    the bot sees chopsticks and wasabi at work in the reveals."""
-    legal = legal_plays(state, seat)
-    controller = seat == state.controller
-    pairs = [p for p in legal if _own_count(p, controller) == 2]
-    wasabi_nigiri = [p for p in pairs if state.kind(p[0]) == "wasabi" and state.kind(p[1]) in NIGIRI]
-    if wasabi_nigiri:
-        return wasabi_nigiri[0]
-    if pairs and rng.random() < 0.5:
-        return rng.choice(pairs)
-    if not state.chopsticks[seat]:
-        takes_chopsticks = [p for p in legal if state.kind(p[0]) == "chopsticks" and _own_count(p, controller) == 1]
-        if takes_chopsticks:
-            return takes_chopsticks[0]
-    return rng.choice(legal)
-
-
-# -- situations: what an act (or game_over) puts in front of the bot ---------------------------
-
-CHOPSTICKS = "chopsticks offered"
-WASABI_PAIR = "wasabi then nigiri offered"
-WASABI_SHOWN = "wasabi then nigiri revealed"
-RETURNED = "chopsticks returned"
-LAST_CARD = "last card"
-CONTROLLER = "dummy controller"
-OTHER = "dummy other player"
-AFTER_FAULT = "after a fault"
-RIGHT = "passing right"
-
-
-def _situations(state: GameState, act: Act, evs: list[dict[str, Any]], after_fault: bool) -> set[str]:
-    found: set[str] = set()
-    controller = act.dummy
-    pairs = [p for p in act.legal if len(p.cards) == 2]
-    if pairs:
-        found.add(CHOPSTICKS)
-        if any(state.kind(p.cards[0]) == "wasabi" and state.kind(p.cards[1]) in NIGIRI for p in pairs):
-            found.add(WASABI_PAIR)
-    if controller:
-        found.add(CONTROLLER)
-    elif state.config.variant is Variant.DUMMY:
-        found.add(OTHER)
-    if act.direction == "right":
-        found.add(RIGHT)
-    found |= _event_situations(evs)
-    if after_fault:
-        found.add(AFTER_FAULT)
-    return found
-
-
-def _event_situations(evs: list[dict[str, Any]]) -> set[str]:
-    found: set[str] = set()
-    for ev in evs:
-        if ev["type"] == "last_card":
-            found.add(LAST_CARD)
-        elif ev["type"] == "reveal":
-            for play in ev["plays"]:
-                if play["chopsticks_returned"] is not None:
-                    found.add(RETURNED)
-                kinds = [c["card"] for c in play["cards"]]
-                if len(kinds) == 2 and kinds[0] == "wasabi" and kinds[1] in NIGIRI:
-                    found.add(WASABI_SHOWN)
-    return found
 
 
 # -- describing requests and answers ------------------------------------------------------------
@@ -481,8 +226,8 @@ class _Validator:
         try:
             reply = await self.player.start(ts)
         except BotFault as fault:
-            section = MESSAGES if fault.kind == "protocol" else _FAULT_SECTION.get(fault.kind, MESSAGES)
-            hint = _FAULT_HINT.get(fault.kind, "")
+            section = MESSAGES if fault.kind == "protocol" else FAULT_SECTION.get(fault.kind, MESSAGES)
+            hint = FAULT_HINT.get(fault.kind, "")
             if fault.kind == "crash" and fault.message.startswith("cannot start"):  # the process never ran
                 section = PACKAGING
                 hint = "the run command could not be started: check `run` (an argv, relative to the bot's folder)"
@@ -522,7 +267,7 @@ class _Validator:
             trace = trace_excerpt(self.take_stderr(f"{label}: restart"))
             got = f"{fault.message}; its stderr began:\n{trace}" if trace else fault.message
             self.record(label, "game_start", 0, 0, "hello (the process had ended and was restarted)", frozenset(),
-                        fault.kind, got, "a hello reply", _FAULT_SECTION.get(fault.kind, MESSAGES))
+                        fault.kind, got, "a hello reply", FAULT_SECTION.get(fault.kind, MESSAGES))
             return False
         return True
 
@@ -550,7 +295,7 @@ class _Validator:
                 hint = " — one process plays many games in a row: after game_over, wait for the next game_start (§1)"
             self.record(label, "game_start", 0, 0, f"game_start id={start.id} (seat {me} of {config.seats})", frozenset(),
                         fault.kind, fault.message + hint, f'{{"type": "ready", "re": {start.id}}} within hello_ms',
-                        _FAULT_SECTION.get(fault.kind, MESSAGES))
+                        FAULT_SECTION.get(fault.kind, MESSAGES))
             await self.player.close()
             return
         self.games_played.add(label)
@@ -618,7 +363,7 @@ class _Validator:
         if seat.autopilot:
             return fallback()
         act, evs = self.build_act(script, state, seat, game_id)
-        situations = frozenset(_situations(state, act, evs, seat.after_fault))
+        situations = frozenset(situations_of(state, act, evs, seat.after_fault))
         sent = _describe_act(act, seat.set_aside)
         seat.set_aside = False
         expected = _expected_action(act)
@@ -632,7 +377,7 @@ class _Validator:
                 received = f"no answer within time_ms={act.time_ms} ms ({fault.message})"
             else:
                 received = fault.message
-            section = _FAULT_SECTION.get(fault.kind, FAULTS)
+            section = FAULT_SECTION.get(fault.kind, FAULTS)
             self.record(script.label, "act", *here, sent, situations, fault.kind, received, expected, section, elapsed_ms)
             play = fallback()
             self.strike(seat, fault.kind, play, controller, f"{fault.message}; a legal play was applied instead", elapsed_ms)
@@ -715,14 +460,14 @@ class _Validator:
             last_action=seat.last_action,
             events=evs,
         )
-        situations = frozenset(_event_situations(evs) | ({AFTER_FAULT} if seat.after_fault else set()))
+        situations = frozenset(event_situations(evs) | ({AFTER_FAULT} if seat.after_fault else set()))
         sent = f"game_over id={msg.id} (scores {msg.scores}, ranks {msg.ranks})"
         expected = f'{{"type": "ack", "re": {msg.id}}}'
         try:
             await self.player.request(msg, Ack, max(self.turn_s, self.ts.seconds(1000)))
         except BotFault as fault:
             self.record(script.label, "game_over", 0, 0, sent, situations, fault.kind, fault.message, expected,
-                        _FAULT_SECTION.get(fault.kind, MESSAGES))
+                        FAULT_SECTION.get(fault.kind, MESSAGES))
             await self.player.close()
             return
         self.record(script.label, "game_over", 0, 0, sent, situations, "ok", expected, expected, MESSAGES)
@@ -895,125 +640,3 @@ def validate_bot(
     report.decisions_ms = validator.decisions_ms
     return report
 
-
-# -- submit ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SubmitOutcome:
-    report: ValidationReport | None  # None when an identical bot was already there
-    destination: Path
-    copied: bool
-
-
-def _copied(manifest: BotManifest, copy: Path) -> str:
-    """Copy the bot to ``copy`` with :func:`~arena.bots.files.copy_bot` (links kept inside,
-    never followed); the content hash of what was copied."""
-    try:
-        return copy_bot(manifest.path, copy)
-    except BotError as exc:
-        raise ArenaError(f"bot {manifest.name!r} was not submitted: {exc}") from None
-    except OSError as exc:
-        raise ArenaError(f"cannot copy the bot into {copy.parent}: {exc}") from None
-
-
-def submit_bot(
-    path: Path,
-    bots_dir: Path,
-    time_settings: TimeSettings,
-    *,
-    build_cache: Path,
-    on_validated: Callable[[ValidationReport], None] | None = None,
-    sandbox: SandboxSettings | None = None,
-) -> SubmitOutcome:
-    """Validate the bot at ``path`` and copy it into ``bots_dir`` under its name.
-
-    Raises :class:`ArenaError` (with the reason) if the bot cannot be found, fails
-    validation, or its name is taken there by a different bot. The copy is made under a
-    hidden temporary name in ``bots_dir`` (ignored by bot discovery) and renamed into
-    place once complete, so a half-copied bot is never visible.
-    """
-    try:
-        manifest = find_bot(path)
-    except BotError as exc:
-        raise ArenaError(str(exc)) from None
-    name = manifest.name
-    if name.startswith((".", "_")):
-        raise ArenaError(f"bot {name!r}: a name starting with '.' or '_' is ignored in a bots folder; rename it")
-    # A folder is renamed after its bot; a single file keeps its file name, which names it.
-    dest = bots_dir / (name if manifest.is_folder else manifest.path.name)
-    identical = _taken(bots_dir, manifest, dest)
-    if identical:
-        return SubmitOutcome(None, identical, copied=False)
-    report = validate_bot(path, time_settings, build_cache=build_cache, sandbox=sandbox)
-    if on_validated is not None:
-        on_validated(report)
-    if not report.passed:
-        failed = report.failed
-        raise ArenaError(
-            f"bot {name!r} was not submitted: {len(failed)} check(s) failed ({', '.join(c.name for c in failed)}); "
-            f"the first: {failed[0].message}"
-        )
-    if _taken(bots_dir, manifest, dest):  # the same bot arrived while it was being validated
-        return SubmitOutcome(report, dest, copied=False)
-    _copy_into_place(manifest, bots_dir, dest)
-    return SubmitOutcome(report, dest, copied=True)
-
-
-def _taken(bots_dir: Path, manifest: BotManifest, dest: Path) -> Path | None:
-    """The path of an identical bot of the same name already in ``bots_dir``, None if
-    the name is free; raises if the name (or the destination) belongs to a different bot."""
-    if not bots_dir.exists():
-        return None
-    if not bots_dir.is_dir():
-        raise ArenaError(f"{bots_dir}: not a folder")
-    try:
-        bots, _errors = discover_bots(bots_dir)
-    except BotError as exc:
-        raise ArenaError(str(exc)) from None
-    for bot in bots:
-        if bot.name != manifest.name:
-            if name_skeleton(bot.name) == name_skeleton(manifest.name):
-                raise ArenaError(
-                    f"bot name {manifest.name!r} is too like {bot.name!r}, already taken in {bots_dir} ({bot.path}): "
-                    "names that differ only in case or in lookalike characters are confused; give yours another name"
-                )
-            continue
-        if bot.content_hash == manifest.content_hash and bot.is_folder == manifest.is_folder:
-            return bot.path
-        raise ArenaError(
-            f"bot name {manifest.name!r} is already taken in {bots_dir} by a different bot ({bot.path}, content "
-            f"{bot.content_hash}; yours is {manifest.content_hash}): remove that one first, or give yours another name"
-        )
-    if dest.exists() or dest.is_symlink():
-        raise ArenaError(f"{dest} already exists and is not the bot {manifest.name!r}: remove it or rename your bot")
-    return None
-
-
-def _copy_into_place(manifest: BotManifest, bots_dir: Path, dest: Path) -> None:
-    bots_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{manifest.name}.submit-", dir=bots_dir))
-    try:
-        if manifest.is_folder:
-            copy = staging / "bot"
-            # The files of its content hash only (no caches, no version control), as the arena reads them.
-            if _copied(manifest, copy) != manifest.content_hash:
-                raise ArenaError(f"{manifest.path}: its files changed while it was being submitted; try again")
-            try:
-                os.rename(copy, dest)  # atomic; fails if dest appeared meanwhile (a non-empty folder)
-            except OSError as exc:
-                raise ArenaError(f"cannot move the bot into {dest}: {exc}") from None
-        else:
-            copy = staging / manifest.path.name
-            if _copied(manifest, copy) != manifest.content_hash:
-                raise ArenaError(f"{manifest.path}: the file changed while it was being submitted; try again")
-            try:
-                os.link(copy, dest)  # atomic, and never replaces an existing file
-            except FileExistsError:
-                raise ArenaError(f"{dest} already exists: remove it or rename your bot") from None
-            except OSError:  # a file system without hard links
-                if dest.exists():
-                    raise ArenaError(f"{dest} already exists: remove it or rename your bot") from None
-                os.rename(copy, dest)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
