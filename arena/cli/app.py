@@ -45,8 +45,9 @@ def _root(
     """Sushi Go! Arena: run bot tournaments with an exact rules engine."""
 
 
-# In this order in `arena --help`.
-for module in (play, replay, schema, doctor, new, report, run, validate):
+# In this order in `arena --help`: a run and its results first, then one game, then the
+# bot author's tools.
+for module in (run, report, play, replay, validate, new, doctor, schema):
     for name, command in module.COMMANDS.items():
         app.command(name)(command)
 app.add_typer(bench.bench_app, name="bench")
