@@ -207,10 +207,18 @@ class Bot:
             argv, cwd=folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         self.lines: list[bytes] = []
-        self.stderr = b""
+        self._stderr = b""
         self._ready = threading.Condition()
         threading.Thread(target=self._read_out, daemon=True).start()
-        threading.Thread(target=self._read_err, daemon=True).start()
+        self._err_reader = threading.Thread(target=self._read_err, daemon=True)
+        self._err_reader.start()
+
+    @property
+    def stderr(self) -> bytes:
+        """All the bot wrote to stderr: asked once it has exited, after the reader has
+        drained the pipe (the process can end before the reader thread has read it all)."""
+        self._err_reader.join(timeout=20)
+        return self._stderr
 
     def _read_out(self) -> None:
         for line in self.proc.stdout:  # type: ignore[union-attr]
@@ -219,7 +227,7 @@ class Bot:
                 self._ready.notify_all()
 
     def _read_err(self) -> None:
-        self.stderr = self.proc.stderr.read()  # type: ignore[union-attr]
+        self._stderr = self.proc.stderr.read()  # type: ignore[union-attr]
 
     def send(self, data: bytes) -> None:
         self.proc.stdin.write(data)  # type: ignore[union-attr]
