@@ -12,7 +12,7 @@ from arena.tournament.settings import RunSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
-TESTBOT = ROOT / "tests" / "bots" / "testbot.py"
+TESTBOT = ROOT / "tests" / "data" / "bots" / "testbot.py"
 
 
 def make_tournament(folder: Path) -> Path:

@@ -27,7 +27,7 @@ from arena.game.replay import Replay, read_replay, write_replay
 from protocol import encode_line
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTBOT = ROOT / "tests" / "bots" / "testbot.py"
+TESTBOT = ROOT / "tests" / "data" / "bots" / "testbot.py"
 GREEDY = ROOT / "example_bots" / "greedy"
 FAST = TimeSettings(hello_ms=5_000, turn_ms=400, bank_ms=200)
 runner = CliRunner()
@@ -286,7 +286,7 @@ def test_ask_sends_the_bot_the_game_start_and_act_the_seat_received(tmp_path: Pa
         assert sent == original
 
 
-COUNTER = ROOT / "tests" / "bots" / "counter"
+COUNTER = ROOT / "tests" / "data" / "bots" / "counter"
 
 
 @pytest.mark.parametrize(("players", "variant", "seat"), [(3, "standard", 1), (2, "dummy", 0)])

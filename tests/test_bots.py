@@ -1,4 +1,4 @@
-"""The bot-process layer: real subprocesses (tests/procbots/) for everything a hostile or
+"""The bot-process layer: real subprocesses (tests/data/procbots/) for everything a hostile or
 clumsy bot can do, and MockClock for the time arithmetic."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from arena.bots import (
     serve_bot,
 )
 
-PROCBOTS = Path(__file__).parent / "procbots"
+PROCBOTS = Path(__file__).parent / "data" / "procbots"
 
 
 def trio_test(fn):

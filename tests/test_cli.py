@@ -55,7 +55,7 @@ def test_dummy_variant_needs_two_players() -> None:
     assert result.exit_code != 0
 
 
-TESTBOT = str(__import__("pathlib").Path(__file__).parent / "bots" / "testbot.py")
+TESTBOT = str(__import__("pathlib").Path(__file__).parent / "data" / "bots" / "testbot.py")
 
 
 def _play(tmp_path, *extra: str):  # noqa: ANN001, ANN202

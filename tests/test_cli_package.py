@@ -72,7 +72,7 @@ def test_the_time_options_reach_the_game(tmp_path: Path) -> None:
     from arena.cli.app import app
     from arena.game.replay import read_replay
 
-    bot = str(Path(__file__).parent / "bots" / "testbot.py")
+    bot = str(Path(__file__).parent / "data" / "bots" / "testbot.py")
     replay = tmp_path / "game.json.gz"
     result = CliRunner().invoke(
         app, ["play", bot, bot, "--turn-ms", "777", "--bank-ms", "0", "--time-scale", "2", "--replay", str(replay), "--json"]

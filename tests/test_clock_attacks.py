@@ -1,4 +1,4 @@
-"""Bots that attack the referee's clock, as real processes (tests/hostile_bots/hostile.py),
+"""Bots that attack the referee's clock, as real processes (tests/data/hostile_bots/hostile.py),
 under the strict sandbox where the referee runs them.
 
 - A stale flood: stdout (enlarged to 1 MiB) kept full of valid but stale replies, the
@@ -47,9 +47,9 @@ from arena.game.players import TimeSettings, open_pool
 from arena.game.referee import GameRecord, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
-HOSTILE = Path(__file__).resolve().parent / "hostile_bots" / "hostile.py"
+HOSTILE = Path(__file__).resolve().parent / "data" / "hostile_bots" / "hostile.py"
 GREEDY = ROOT / "example_bots" / "greedy"
-PROCBOTS = Path(__file__).resolve().parent / "procbots"
+PROCBOTS = Path(__file__).resolve().parent / "data" / "procbots"
 
 
 STALE = b'{"type":"ack","re":0}'

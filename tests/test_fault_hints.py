@@ -37,7 +37,7 @@ def flat(text: str) -> str:
 
 def silent_bot(folder: Path) -> Path:
     folder.mkdir(parents=True)
-    shutil.copyfile(ROOT / "tests" / "bots" / "testbot.py", folder / "testbot.py")
+    shutil.copyfile(ROOT / "tests" / "data" / "bots" / "testbot.py", folder / "testbot.py")
     (folder / "bot.toml").write_text(f'name = "{folder.name}"\nrun = ["{{python}}", "testbot.py", "--mode", "hello_silent"]\n')
     return folder
 

@@ -1,5 +1,5 @@
 """Hostile bots can't hurt the arena: a tournament of real misbehaving programs
-(tests/hostile_bots/hostile.py) against a good bot, through the real `arena run` under the
+(tests/data/hostile_bots/hostile.py) against a good bot, through the real `arena run` under the
 strict sandbox, and focused checks of what each sandbox level holds.
 
 For every behaviour: the tournament finishes, the fault is attributed to the right bot,
@@ -42,7 +42,7 @@ from arena.game.replay import read_replay
 from arena.store.database import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
-HOSTILE = Path(__file__).resolve().parent / "hostile_bots" / "hostile.py"
+HOSTILE = Path(__file__).resolve().parent / "data" / "hostile_bots" / "hostile.py"
 GOOD = ROOT / "example_bots" / "greedy"
 
 

@@ -254,7 +254,7 @@ def test_the_minimal_bot_plays_a_clean_game(tmp_path: Path, variant: str) -> Non
     from arena.game.referee import play_game
 
     (tmp_path / "main.py").write_text(_minimal_bot_source(), encoding="utf-8")
-    testbot = ROOT / "tests" / "bots" / "testbot.py"
+    testbot = ROOT / "tests" / "data" / "bots" / "testbot.py"
 
     async def main() -> Any:
         async with open_pool() as pool:

@@ -22,7 +22,7 @@ from arena.game.referee import play_game
 from arena.game.replay import Replay
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTBOT = ROOT / "tests" / "bots" / "testbot.py"
+TESTBOT = ROOT / "tests" / "data" / "bots" / "testbot.py"
 FAST = TimeSettings(hello_ms=5_000, turn_ms=400, bank_ms=200)
 
 

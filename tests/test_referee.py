@@ -17,7 +17,7 @@ from arena.game.referee import GameRecord, play_game, record_from_replay
 from arena.game.replay import encode_replay, read_replay, write_replay
 from arena.game.verify import verify_replay
 
-TESTBOT = Path(__file__).parent / "bots" / "testbot.py"
+TESTBOT = Path(__file__).parent / "data" / "bots" / "testbot.py"
 FAST = TimeSettings(hello_ms=5_000, turn_ms=400, bank_ms=200)
 
 

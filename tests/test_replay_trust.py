@@ -43,7 +43,7 @@ from arena.report.site import ReportError, write_replay_page
 from arena.store.database import DB_NAME, StoreError, open_store, replay_relpath
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTBOT = Path(__file__).parent / "bots" / "testbot.py"
+TESTBOT = Path(__file__).parent / "data" / "bots" / "testbot.py"
 EXAMPLES = ROOT / "example_bots"
 FAST = TimeSettings(hello_ms=5_000, turn_ms=400, bank_ms=200)
 runner = CliRunner()

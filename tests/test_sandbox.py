@@ -33,7 +33,7 @@ from arena.game.referee import play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
-HOSTILE = Path(__file__).resolve().parent / "hostile_bots" / "hostile.py"
+HOSTILE = Path(__file__).resolve().parent / "data" / "hostile_bots" / "hostile.py"
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
 FAST = replace(DEFAULT_TIME, turn_ms=300, bank_ms=600, hello_ms=5000)
 

@@ -22,7 +22,7 @@ def test_sigterm_while_bots_start_exits_130_saying_so_and_leaves_no_process(tmp_
         shutil.copytree(ROOT / "example_bots" / name, bots / name, ignore=shutil.ignore_patterns("__pycache__"))
     silent = bots / "silent"  # never answers hello: the run waits for it (10 s by default)
     silent.mkdir()
-    shutil.copyfile(ROOT / "tests" / "bots" / "testbot.py", silent / "testbot.py")
+    shutil.copyfile(ROOT / "tests" / "data" / "bots" / "testbot.py", silent / "testbot.py")
     (silent / "bot.toml").write_text('name = "silent"\nrun = ["{python}", "testbot.py", "--mode", "hello_silent"]\n')
     results = tmp_path / "results"
     proc = subprocess.Popen(

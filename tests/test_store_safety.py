@@ -39,7 +39,7 @@ def add_slow_bot(bots: Path, sleep_s: float = 0.01) -> None:
     """A bot that waits ``sleep_s`` before every reply: a run that lasts a few seconds."""
     folder = bots / "slow"
     folder.mkdir()
-    shutil.copyfile(ROOT / "tests" / "bots" / "testbot.py", folder / "testbot.py")
+    shutil.copyfile(ROOT / "tests" / "data" / "bots" / "testbot.py", folder / "testbot.py")
     (folder / "bot.toml").write_text(
         f'name = "slow"\nrun = ["{{python}}", "testbot.py", "--mode", "slow", "--sleep", "{sleep_s}"]\n'
     )

@@ -29,7 +29,7 @@ from arena.tournament.settings import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
-BOTS = Path(__file__).resolve().parent / "toolchain_bots"
+BOTS = Path(__file__).resolve().parent / "data" / "toolchain_bots"
 # The JVM starts in about a second; a bot's first answer may take that.
 TIME = replace(DEFAULT_TIME, turn_ms=2000, bank_ms=4000, hello_ms=20000)
 # As root and as an ordinary user alike (CI runs this file both ways).

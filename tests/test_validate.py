@@ -1,5 +1,5 @@
 """`arena validate` and `arena submit` with real bot processes: every example bot passes,
-and each purpose-broken bot (tests/validate_bots/_broken.py) fails the check that covers its
+and each purpose-broken bot (tests/data/validate_bots/_broken.py) fails the check that covers its
 fault, with a message that says what was sent, what came back and where to read more."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from arena.game.players import TimeSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "example_bots"
-BROKEN = Path(__file__).parent / "validate_bots"
+BROKEN = Path(__file__).parent / "data" / "validate_bots"
 TOURNAMENT = TimeSettings()  # the default budgets, as a tournament runs them
 
 #: Every check a report carries once the bot has been found (plus "build" for a bot with a build step).

@@ -52,7 +52,7 @@ CRASHES = textwrap.dedent(
 )
 
 #: A bot that writes nothing to stderr: the test bot (seeded random legal plays).
-QUIET = Path(__file__).parent / "bots" / "testbot.py"
+QUIET = Path(__file__).parent / "data" / "bots" / "testbot.py"
 
 
 def _bot(tmp_path: Path, name: str, source: str) -> Path:
