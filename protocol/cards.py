@@ -1,7 +1,7 @@
 """The card table of RULES R1, for bot authors: counts and values by wire name.
 
 The engine (``arena.engine.cards``) is the source of truth; bots cannot import
-it, so this is a copy that ``tests/test_sdk.py`` checks against it. The deck a
+it, so this is a copy that ``tests/protocol/test_sdk.py`` checks against it. The deck a
 game really uses is also sent in every ``game_start`` (``rules.deck``).
 Standard library only.
 """

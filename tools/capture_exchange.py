@@ -4,7 +4,7 @@
     python3 tools/capture_exchange.py --find-seed [--tries N]
 
 Plays one real two-player game with :func:`arena.game.referee.play_game` between two
-copies of the test bot (``tests/bots/testbot.py``: seeded random legal plays).
+copies of the test bot (``tests/data/bots/testbot.py``: seeded random legal plays).
 Seat 0 answers its act of round 1, turn 3 with an illegal card, so that its next
 act's ``last_action`` shows the fault. Seat 0's bot is started through this very
 script in ``--tee`` mode, which passes every line through unchanged and copies it
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTBOT = ROOT / "tests" / "bots" / "testbot.py"
+TESTBOT = ROOT / "tests" / "data" / "bots" / "testbot.py"
 DEFAULT_SEED = 6  # seat 0 plays chopsticks in round 1 (see --find-seed)
 DUMMY_SEED = 3
 FAULT_AT = "1.3"

@@ -49,7 +49,7 @@ from arena.game import referee as referee_module  # noqa: E402
 from arena.game.players import TimeSettings, open_pool  # noqa: E402
 from arena.game.referee import play_game  # noqa: E402
 
-HOSTILE = ROOT / "tests" / "hostile_bots" / "hostile.py"
+HOSTILE = ROOT / "tests" / "data" / "hostile_bots" / "hostile.py"
 GREEDY = ROOT / "example_bots" / "greedy"
 TIME = TimeSettings(hello_ms=3000, turn_ms=150, bank_ms=300)
 
