@@ -35,7 +35,7 @@ from arena.engine import GameConfig
 from arena.game.players import DEFAULT_TIME, open_pool
 from arena.game.referee import play_game
 from arena.game.replay import read_replay
-from arena.store.database import open_store
+from arena.store.opening import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile_bots" / "hostile.py"

@@ -31,7 +31,7 @@ from arena.report.site import (
     round_breakdown,
     write_report,
 )
-from arena.store.database import open_store
+from arena.store.opening import open_store
 from arena.tournament.standings import standings
 
 # The one absolute URL the pages may hold: the SVG namespace, which names, never fetches.
