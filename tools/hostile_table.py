@@ -43,7 +43,8 @@ sys.path.insert(0, str(ROOT))
 
 from arena.bots import _cgroup  # noqa: E402
 from arena.bots.manifest import find_bot, prepare_bot  # noqa: E402
-from arena.bots.sandbox import Level, SandboxSettings, resolve_level  # noqa: E402
+from arena.bots.sandbox import Level, SandboxSettings  # noqa: E402
+from arena.bots.strict import resolve_level  # noqa: E402
 from arena.engine import GameConfig  # noqa: E402
 from arena.game import referee as referee_module  # noqa: E402
 from arena.game.players import TimeSettings, open_pool  # noqa: E402

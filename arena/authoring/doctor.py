@@ -13,16 +13,9 @@ from typing import Any
 from arena.bots import BotStartError
 from arena.bots import toolchains as tc
 from arena.bots._cgroup import support as cgroup_support
-from arena.bots.sandbox import (
-    DEFAULT_LIMITS,
-    Level,
-    Sandbox,
-    SandboxSettings,
-    resolve_level,
-    run_build,
-    strict_support,
-    visible_roots,
-)
+from arena.bots.build import run_build
+from arena.bots.sandbox import DEFAULT_LIMITS, Level, Sandbox, SandboxSettings
+from arena.bots.strict import resolve_level, strict_support, visible_roots
 from arena.text import printable
 
 #: How long one toolchain's version may take to come (a cold JVM: about a second).

@@ -20,7 +20,8 @@ import trio
 
 from arena.bench.referee import compile_instant_bot
 from arena.bots import BotSpec
-from arena.bots.sandbox import Level, SandboxSettings, strict_support
+from arena.bots.sandbox import Level, SandboxSettings
+from arena.bots.strict import strict_support
 from arena.engine import HAND_SIZE, GameConfig
 from arena.game.players import DEFAULT_TIME, open_pool
 from arena.game.referee import play_game

@@ -40,7 +40,7 @@ from pathlib import Path
 from arena.bench.referee import compile_instant_bot
 from arena.errors import ArenaError
 from arena.game.players import TimeSettings
-from arena.store.database import open_store
+from arena.store.opening import open_store
 from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings
 

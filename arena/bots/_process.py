@@ -37,7 +37,7 @@ from ._linereader import BoundedLineReader
 from ._proctree import ProcessTree, become_subreaper, child_setup_hook
 from ._spec import BotSpec, minimal_env
 from ._tail import ByteTail
-from .sandbox import Jail, open_jail
+from .jail import Jail, open_jail
 
 __all__ = ["DEFAULT_MAX_LINE", "DEFAULT_STDERR_CAP", "BotProcess", "open_bot", "serve_bot"]
 

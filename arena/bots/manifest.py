@@ -27,20 +27,18 @@ from arena.text import printable
 from . import toolchains
 from ._errors import BotError, BotStartError, describe_returncode, not_executable_hint
 from ._process import BotSpec
+from .build import BuildCaps, remove_build_folder, run_build
 from .files import MAX_MANIFEST_BYTES, SKIP_DIRS, BotFilesError, copy_bot, hash_bot, read_small_file
 from .sandbox import (
     DEFAULT_BUILD_TIMEOUT_CAP,
     MAX_ENV_BYTES,
-    BuildCaps,
     Level,
     Limits,
     Sandbox,
     SandboxSettings,
     env_refusal,
-    remove_build_folder,
-    run_build,
-    visible_roots,
 )
+from .strict import visible_roots
 
 MANIFEST = "bot.toml"
 # Entries of a folder of bots that are not bots: those of any bot folder, and the JS

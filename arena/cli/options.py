@@ -53,7 +53,8 @@ SandboxOption = Annotated[
 def sandbox_settings(level: str | None) -> SandboxSettings:
     """The run's sandbox for a ``--sandbox`` value: a bad value or an unavailable
     ``strict`` is an error; falling back from the default prints one warning."""
-    from arena.bots.sandbox import SandboxSettings, resolve_level
+    from arena.bots.sandbox import SandboxSettings
+    from arena.bots.strict import resolve_level
 
     try:
         resolved, warning = resolve_level(level)

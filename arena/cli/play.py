@@ -90,7 +90,8 @@ def play_key(results: Path) -> bytes:
     it; else a fresh random one."""
     import secrets
 
-    from arena.store.database import DB_NAME, open_store, read_deal_key
+    from arena.store.database import DB_NAME
+    from arena.store.opening import open_store, read_deal_key
 
     key = read_deal_key(results)
     if key is None and (results / DB_NAME).is_file():

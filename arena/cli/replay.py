@@ -177,7 +177,9 @@ def verify_command(
 def _verify_store(target: Path):  # noqa: ANN202
     """The results store ``target`` lies in (the folder itself, or the one holding its
     ``replays/``), with every game row by id; None outside a results folder."""
-    from arena.store.database import DB_NAME, StoreError, open_store
+    from arena.store.database import DB_NAME
+    from arena.store.errors import StoreError
+    from arena.store.opening import open_store
 
     here = target.absolute() if target.is_dir() else target.absolute().parent
     for root in (here, *list(here.parents)[:3]):

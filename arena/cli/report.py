@@ -30,7 +30,7 @@ def report_command(
     """Write a tournament's report: a static site (leaderboard, ratings over time, head to
     head, faults, a page per bot, every game in a replay viewer) that opens from the disk."""
     from arena.report.site import ReportError, write_report
-    from arena.store.database import open_store
+    from arena.store.opening import open_store
 
     with open_store(results, create=False, read_only=True) as store:
         try:

@@ -52,7 +52,7 @@ def run_command(
 ) -> None:
     """Play a round-robin of every bot in a folder (resumable), then print the leaderboard
     and write the HTML report."""
-    from arena.store.database import open_store
+    from arena.store.opening import open_store
     from arena.tournament.runner import run_tournament
     from arena.tournament.settings import RunSettings, load_config, settings_from
     from arena.tournament.standings import standings, write_leaderboard_files
@@ -112,7 +112,7 @@ def leaderboard_command(
     json_output: JsonOption = False,
 ) -> None:
     """The leaderboard of a tournament: Elo with 95% intervals, games, wins, points, faults."""
-    from arena.store.database import open_store
+    from arena.store.opening import open_store
     from arena.tournament.standings import standings
 
     with open_store(results, create=False, read_only=True) as store:
@@ -134,7 +134,7 @@ def games_command(
     json_output: JsonOption = False,
 ) -> None:
     """The list of recorded games, with the paths of their replays."""
-    from arena.store.database import open_store
+    from arena.store.opening import open_store
 
     with open_store(results, create=False, read_only=True) as store:
         if tournament is not None and store.get_tournament(tournament) is None:

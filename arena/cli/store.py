@@ -1,5 +1,5 @@
 """`arena store`: rebuild the results store from the replay files, and move its secret
-deal key (export, import); arena.store.database and arena.store.rebuild do the work."""
+deal key (export, import); the store package (its opening, lock and rebuild) does the work."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def store_key_export_command(
     """Print the store's deal key (64 hex digits). Keep it secret: whoever has it can compute every
     deal of the store's games. `arena store key import` puts it into a fresh results folder, whose
     runs then play the very same games with the same --seed."""
-    from arena.store.database import open_store
+    from arena.store.opening import open_store
 
     # Read-only first (a read-only folder's key can be exported too); a store without a key
     # yet is opened to make one.
@@ -77,7 +77,9 @@ def store_key_import_command(
 ) -> None:
     """Make KEY the deal key of the store in RESULTS: only a store with no games yet (or a new one).
     Holds the results folder like a run (waits for one going on, then checks its games)."""
-    from arena.store.database import open_store, parse_deal_key, results_lock
+    from arena.store.database import parse_deal_key
+    from arena.store.lock import results_lock
+    from arena.store.opening import open_store
 
     parse_deal_key(key, "the key to import")  # checked before any folder is made
     # A run reads the key once, under this lock, and deals every game with it: replacing it

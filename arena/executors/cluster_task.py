@@ -35,7 +35,7 @@ from arena import __version__
 from arena.bots._proctree import children_of, read_stat
 from arena.bots.bundle import unpack_bundle
 from arena.bots.manifest import BotManifest
-from arena.bots.sandbox import resolve_level
+from arena.bots.strict import resolve_level
 from arena.engine import RULES_VERSION
 from arena.executors.worker_game import ProcessJob, encode_job
 

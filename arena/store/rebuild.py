@@ -32,13 +32,13 @@ from arena.store.database import (
     DB_NAME,
     BotRow,
     NewGame,
-    StoreError,
     TournamentRow,
-    open_store,
     parse_deal_key,
     replay_relpath,
-    results_lock,
 )
+from arena.store.errors import StoreError
+from arena.store.lock import results_lock
+from arena.store.opening import open_store
 
 #: The rows read from the old database: table -> its columns (rowid first).
 _SALVAGED: dict[str, str] = {
@@ -91,7 +91,7 @@ class RebuildReport:
 
 def rebuild_store(root: Path, *, on_wait: Callable[[str], None] | None = None) -> RebuildReport:
     """Make ``root``'s database again from its replay files (see the module's docstring).
-    ``on_wait`` as for :func:`arena.store.database.results_lock`. Each replay is read and checked
+    ``on_wait`` as for :func:`arena.store.lock.results_lock`. Each replay is read and checked
     once, one at a time; what is kept of it is its row."""
     if not root.is_dir():
         raise StoreError(f"{root}: no such results folder")

@@ -22,7 +22,7 @@ nothing more), and ``{"type": "done", ...}`` with its totals before it exits.
 A game already recorded as complete (or waiting for its commit here) is not written
 again: its replay file stays the one of the play its row records.
 
-The writer holds the results folder's lock (:func:`arena.store.database.results_lock`) with the
+The writer holds the results folder's lock (:func:`arena.store.lock.results_lock`) with the
 arena: it inherits the arena's open lock file, so the lock is held until the writer too
 has exited, and a next run cannot start while it still records a killed arena's games.
 
@@ -53,7 +53,9 @@ from typing import Any
 import msgspec
 
 from arena.errors import ArenaError
-from arena.store.database import NewGame, disk_full, open_store, os_error_text
+from arena.store.database import NewGame
+from arena.store.errors import disk_full, os_error_text
+from arena.store.opening import open_store
 
 __all__ = ["BATCH", "LINGER", "StoreWriter"]
 
@@ -79,7 +81,7 @@ class StoreWriter:
     replay path relative to the results folder, replay JSON)``; it runs on this
     object's thread. :attr:`error` is set (an :class:`ArenaError`) once the writer has
     failed; :meth:`close` waits until everything submitted is recorded. ``lock_fd``,
-    the results folder's held lock (:class:`arena.store.database.ResultsLock`), is shared with the
+    the results folder's held lock (:class:`arena.store.lock.ResultsLock`), is shared with the
     writer process, which then holds the lock as long as it lives."""
 
     def __init__(

@@ -22,7 +22,7 @@ What a run does, in order:
    the finished ones are kept, every bot process ends, and running the same command
    again resumes.
 
-The whole run holds the results folder's lock (:func:`arena.store.results_lock`), and
+The whole run holds the results folder's lock (:func:`arena.store.lock.results_lock`), and
 so does its writer process, which inherits it: a second run on the same folder waits
 until the first, and its writer, are done, then plays only what is missing.
 
@@ -44,8 +44,8 @@ from typing import Any
 import trio
 
 from arena.bots import BotError
+from arena.bots.build import build_in_thread
 from arena.bots.manifest import BotManifest, discover_bots, prepare_bot
-from arena.bots.sandbox import build_in_thread
 from arena.engine import GameConfig
 from arena.errors import ArenaError
 from arena.executors.jobs import Executor, GameJob, SeatBot
@@ -56,14 +56,9 @@ from arena.game.players import BotFault, TimeSettings
 from arena.game.referee import GameRecord, record_from_replay
 from arena.game.replay import ReplayError, encode_replay, read_replay
 from arena.game.verify import check_recorded_game, verify_replay
-from arena.store.database import (
-    NewGame,
-    Store,
-    make_replay_folders,
-    open_store,
-    replay_relpath,
-    results_lock,
-)
+from arena.store.database import NewGame, Store, make_replay_folders, replay_relpath
+from arena.store.lock import results_lock
+from arena.store.opening import open_store
 from arena.store.rows import game_row
 from arena.store.writer import StoreWriter
 from arena.tournament.progress import Entrant, Plan, Reporter, RunSummary, SilentReporter, Skipped
@@ -87,7 +82,7 @@ def run_tournament(
     Raises :class:`ArenaError` for what the user must fix (no bots, bad settings);
     a bot's failure is never an error of the run.
 
-    The run holds the results folder's lock (:func:`arena.store.results_lock`; ``on_wait``
+    The run holds the results folder's lock (:func:`arena.store.lock.results_lock`; ``on_wait``
     is told whom it waits for), taken once the settings and the bots folder are found
     good. With ``hold``, the lock is entered on that stack and stays held until the
     caller closes it (to write the leaderboard and the report as the same writer)."""

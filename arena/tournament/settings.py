@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from arena.bots.sandbox import Level, Limits, SandboxSettings, resolve_level
+from arena.bots.sandbox import Level, Limits, SandboxSettings
+from arena.bots.strict import resolve_level
 from arena.engine import Variant
 from arena.errors import ArenaError
 from arena.game.ids import time_dict

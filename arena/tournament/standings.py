@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
-from arena.store.database import GameRow, Store, StoreError, TournamentRow, os_error_text
+from arena.store.database import GameRow, Store, TournamentRow
+from arena.store.errors import StoreError, os_error_text
 from arena.text import LINE_LIMIT, NAME_LIMIT, plural, printable
 from arena.tournament.ratings import GameResult, head_to_head, leaderboard
 

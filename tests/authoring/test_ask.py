@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from arena.authoring.ask import rebuild_position
 from arena.bots import BotSpec
-from arena.bots.sandbox import strict_support
+from arena.bots.strict import strict_support
 from arena.cli.app import app
 from arena.engine import GameConfig
 from arena.errors import ArenaError

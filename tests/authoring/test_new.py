@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from arena.authoring.starters import LANGUAGES, TOOLCHAINS
 from arena.bots.manifest import load_manifest
-from arena.bots.sandbox import resolve_level
+from arena.bots.strict import resolve_level
 from arena.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,7 +22,8 @@ from arena.authoring.situations import scripts
 from arena.authoring.submit import submit_bot
 from arena.authoring.validate import validate_bot
 from arena.bots.manifest import content_hash
-from arena.bots.sandbox import SandboxSettings, resolve_level
+from arena.bots.sandbox import SandboxSettings
+from arena.bots.strict import resolve_level
 from arena.cli.app import app
 from arena.errors import ArenaError
 from arena.game.players import TimeSettings

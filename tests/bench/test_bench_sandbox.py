@@ -8,7 +8,7 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from arena.bots.sandbox import strict_support
+from arena.bots.strict import strict_support
 from arena.cli.app import app
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena.bench.tournament import GAMES_PER_DEAL, bench_tournament, make_instant_bots
-from arena.store.database import open_store
+from arena.store.opening import open_store
 from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings
 

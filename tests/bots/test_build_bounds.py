@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.bots import sandbox
+from arena.bots import build
+from arena.bots.build import BUILD_DEPTH_CAP
 from arena.bots.manifest import BuildError, find_bot, prepare_bot
-from arena.bots.sandbox import BUILD_DEPTH_CAP, Level, SandboxSettings, strict_support
+from arena.bots.sandbox import Level, SandboxSettings
+from arena.bots.strict import strict_support
 
 ROOT = Path(__file__).resolve().parents[2]
 MINIMAL = (ROOT / "example_bots" / "minimal" / "bot.py").read_text()
@@ -94,7 +96,7 @@ def test_a_build_over_its_folder_caps_is_stopped_skipped_and_removed_while_other
 def test_a_build_that_writes_over_the_cap_between_two_looks_is_caught_when_it_ends(
     tmp_path: Path, level: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sandbox, "BUILD_CHECK_INTERVAL", 3600.0)  # no look while it runs: only the one after
+    monkeypatch.setattr(build, "BUILD_CHECK_INTERVAL", 3600.0)  # no look while it runs: only the one after
     bot = building_bot(tmp_path / "bots" / "burst", "burst", "open('big', 'wb').write(b'x' * (12 << 20))\n")
     settings = SandboxSettings(level=Level(level), build_mb=8, build_files=100)
     with pytest.raises(BuildError, match=r"bot burst: build stopped: its build folder grew over the run's cap of 8 MB \(build_mb\)"):

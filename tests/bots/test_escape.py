@@ -1,5 +1,6 @@
 """Untrusted bots cannot escape the sandbox through what they supply (arena/bots/sandbox.py,
-the env/run/build fields of arena/bots/manifest.py), nor make a build run without bounds:
+strict.py and build.py, the env/run/build fields of arena/bots/manifest.py), nor make a
+build run without bounds:
 
 - a bot's environment reaches the bot's own program only: never bwrap, setpriv or any
   helper of the arena (a preloaded library of the bot's, compiled here, tells which
@@ -33,8 +34,9 @@ import trio
 from proc_helpers import STRICT, needs_strict
 
 from arena.bots import BotSpec, BotStartError, open_bot
+from arena.bots.build import BUILD_OUTPUT_CAP
 from arena.bots.manifest import BuildError, ManifestError, find_bot, prepare_bot
-from arena.bots.sandbox import BUILD_OUTPUT_CAP, Level, SandboxSettings
+from arena.bots.sandbox import Level, SandboxSettings
 from arena.errors import ArenaError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,6 +1,7 @@
-"""The bot sandbox (arena/bots/sandbox.py): every example bot plays under each level with
-its CPU time and peak memory measured; the limits level without cgroups; the build step's
-confinement; limits in bot.toml and the caps; choosing the level."""
+"""The bot sandbox (arena/bots/sandbox.py, strict.py, jail.py, build.py): every example
+bot plays under each level with its CPU time and peak memory measured; the limits level
+without cgroups; the build step's confinement; limits in bot.toml and the caps; choosing
+the level."""
 
 from __future__ import annotations
 
@@ -18,14 +19,8 @@ from proc_helpers import STRICT, needs_strict
 
 from arena.bots import _cgroup
 from arena.bots.manifest import ManifestError, find_bot, prepare_bot
-from arena.bots.sandbox import (
-    DEFAULT_BUILD_LIMITS,
-    DEFAULT_LIMITS,
-    Level,
-    Limits,
-    SandboxSettings,
-    resolve_level,
-)
+from arena.bots.sandbox import DEFAULT_BUILD_LIMITS, DEFAULT_LIMITS, Level, Limits, SandboxSettings
+from arena.bots.strict import resolve_level
 from arena.engine import GameConfig
 from arena.errors import ArenaError
 from arena.game.players import DEFAULT_TIME, open_pool
@@ -203,11 +198,11 @@ def test_without_strict_support_a_run_falls_back_to_limits_with_one_warning(
 ) -> None:
     from typer.testing import CliRunner
 
-    from arena.bots import sandbox
+    from arena.bots import strict
     from arena.cli.app import app
 
     missing = "bubblewrap (bwrap) is not installed: install it with `apt-get install bubblewrap`"
-    monkeypatch.setattr(sandbox, "_strict", sandbox.StrictSupport(False, missing))
+    monkeypatch.setattr(strict, "_strict", strict.StrictSupport(False, missing))
     monkeypatch.chdir(tmp_path)
     bot = str(EXAMPLES / "minimal")
     result = CliRunner().invoke(app, ["play", bot, bot, "--json"])

@@ -1,5 +1,5 @@
 """The strict sandbox's system call filter (arena/bots/_seccomp.py, installed by bwrap from
-arena/bots/sandbox.py for every bot and every build):
+arena/bots/strict.py for every bot and every build):
 
 - the kernel's key rings are out of reach: a bot can neither make a key nor read one the
   host made readable by everyone, so two bots of a game cannot pass a hand through them,
@@ -42,8 +42,10 @@ import pytest
 import trio
 
 from arena.bots import BotCrashed, BotSpec, _seccomp, open_bot
+from arena.bots.build import run_build
 from arena.bots.manifest import find_bot, prepare_bot
-from arena.bots.sandbox import Level, SandboxSettings, _probe_strict, run_build, strict_support
+from arena.bots.sandbox import Level, SandboxSettings
+from arena.bots.strict import _probe_strict, strict_support
 from arena.engine import GameConfig
 from arena.game.players import DEFAULT_TIME, open_pool
 from arena.game.referee import play_game

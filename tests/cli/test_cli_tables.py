@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import arena.cli.run as cli_run
 from arena.cli.app import app
 from arena.cli.render_results import leaderboard_table
-from arena.store.database import open_store
+from arena.store.opening import open_store
 from arena.tournament.standings import standings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_bots"

@@ -30,16 +30,12 @@ from proc_helpers import STRICT, needs_strict
 
 from arena.bots import _cgroup
 from arena.bots.manifest import find_bot, prepare_bot
-from arena.bots.sandbox import (
-    DEFAULT_LIMITS,
-    Level,
-    SandboxSettings,
-)
+from arena.bots.sandbox import DEFAULT_LIMITS, Level, SandboxSettings
 from arena.engine import GameConfig
 from arena.game.players import DEFAULT_TIME, open_pool
 from arena.game.referee import play_game
 from arena.game.replay import read_replay
-from arena.store.database import open_store
+from arena.store.opening import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = Path(__file__).resolve().parents[1] / "data" / "hostile_bots" / "hostile.py"
@@ -633,7 +629,7 @@ def test_sigkill_at_limits_leaves_what_the_next_start_sweeps(tmp_path: Path) -> 
     try:
         # The next start: a fresh process finds its cgroup support, and its first limits
         # bot sweeps the temp folders.
-        code = "from arena.bots import _cgroup, sandbox; _cgroup.support(); sandbox.sweep_stale_temps()"
+        code = "from arena.bots import _cgroup, jail; _cgroup.support(); jail.sweep_stale_temps()"
         subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, cwd=ROOT)
         assert not any(p.exists() for p in left)
         assert alive.is_dir()

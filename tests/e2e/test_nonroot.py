@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.bots import _cgroup, sandbox
+from arena.bots import _cgroup, strict
 from arena.game.replay import read_replay
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -283,15 +283,15 @@ def test_the_warning_lists_only_what_is_weaker_here(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(sys, "argv", ["/opt/x/arena/__main__.py", "run", "--bots", "my bots\x1b[2J"])
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))  # no user manager's socket there yet
     everything = _cgroup.CgroupSupport(unified=tmp_path, memory=tmp_path, memory_v2=True, pids=tmp_path, pids_v2=True)
-    text = sandbox._non_root_weaker(everything)  # cgroups with every controller: only the user id is left
+    text = strict._non_root_weaker(everything)  # cgroups with every controller: only the user id is left
     assert "bots run as your own user id" in text and text.endswith("not as a user id of their own each.")
 
-    text = sandbox._non_root_weaker(_cgroup.CgroupSupport(unified=tmp_path))  # a delegated v2 group
+    text = strict._non_root_weaker(_cgroup.CgroupSupport(unified=tmp_path))  # a delegated v2 group
     assert "memory_mb caps each process of a bot (RLIMIT_DATA), not its processes together" in text
     assert text.endswith(" A memory cap for a bot's processes together needs a root arena.")
     assert "/proc" not in text and "systemd-run" not in text
 
-    text = sandbox._non_root_weaker(_cgroup.CgroupSupport())  # no cgroup at all
+    text = strict._non_root_weaker(_cgroup.CgroupSupport())  # no cgroup at all
     assert "CPU time is read from /proc, not from a cgroup" in text
     if shutil.which("systemd-run") is None:
         assert text.endswith("For CPU time counted by a cgroup, run it in a cgroup v2 group delegated to your user.")
@@ -299,11 +299,11 @@ def test_the_warning_lists_only_what_is_weaker_here(monkeypatch: pytest.MonkeyPa
     # The exact command of this run, quoted for a shell, its escape sequence made visible.
     command = f"`systemd-run --user --scope -p Delegate=yes -- {sys.executable} -m arena run --bots 'my bots\\x1b[2J'`"
     monkeypatch.setattr(_cgroup, "v2_mounted", lambda: False)
-    text = sandbox._non_root_weaker(_cgroup.CgroupSupport())
+    text = strict._non_root_weaker(_cgroup.CgroupSupport())
     assert text.endswith(f"For CPU time counted by a cgroup, run it as {command} where a systemd user manager runs "
                          "with cgroup v2 (here no cgroup v2 hierarchy is mounted and no systemd user manager runs for you).")
     monkeypatch.setattr(_cgroup, "v2_mounted", lambda: True)
     (tmp_path / "systemd").mkdir()
     (tmp_path / "systemd" / "private").write_text("")  # where a user manager listens
-    text = sandbox._non_root_weaker(_cgroup.CgroupSupport())
+    text = strict._non_root_weaker(_cgroup.CgroupSupport())
     assert text.endswith(f"For CPU time counted by a cgroup, run it in a delegated scope: {command}")

@@ -32,7 +32,8 @@ from arena.cli.app import app
 from arena.errors import ArenaError
 from arena.executors.cluster import ClusterTarget, parse_cluster
 from arena.executors.cluster_task import CRASH_ENV
-from arena.store.database import DB_NAME, open_store
+from arena.store.database import DB_NAME
+from arena.store.opening import open_store
 from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings
 

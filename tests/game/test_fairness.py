@@ -34,7 +34,7 @@ from arena.game.players import open_pool
 from arena.game.referee import play_game
 from arena.game.replay import Replay, read_replay
 from arena.game.verify import verify_replay
-from arena.store.database import open_store
+from arena.store.opening import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "example_bots"
@@ -494,4 +494,4 @@ def test_deal_keys_are_random_and_kept(tmp_path: Path) -> None:
     with open_store(tmp_path / "a") as a:
         assert a.deal_key() == ka
     assert hashlib.sha256(ka).digest() != hashlib.sha256(kb).digest()
-    assert sys.modules["arena.store.database"].read_deal_key(tmp_path / "a") == ka
+    assert sys.modules["arena.store.opening"].read_deal_key(tmp_path / "a") == ka

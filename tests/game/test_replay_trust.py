@@ -40,7 +40,9 @@ from arena.game.replay import (
 )
 from arena.game.verify import verify_replay
 from arena.report.site import ReportError, write_replay_page
-from arena.store.database import DB_NAME, StoreError, open_store, replay_relpath
+from arena.store.database import DB_NAME, replay_relpath
+from arena.store.errors import StoreError
+from arena.store.opening import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTBOT = Path(__file__).parents[1] / "data" / "bots" / "testbot.py"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.bots.sandbox import strict_support
+from arena.bots.strict import strict_support
 
 
 def processes_in(folder: Path) -> dict[int, str]:

@@ -16,22 +16,17 @@ from typer.testing import CliRunner
 from arena.cli.app import app
 from arena.engine.cards import DECK_COUNTS, KINDS, MAKI_SYMBOLS, NIGIRI_VALUE
 from arena.game.replay import read_replay
-from arena.report.site import (
-    ASSETS,
+from arena.report.figures import report_data
+from arena.report.site import ASSETS, MANIFEST, PAGES, ReportError, replay_page, write_report
+from arena.report.viewer import (
     CARD_LOOK,
-    MANIFEST,
-    PAGES,
     GameDataError,
-    ReportError,
     _luminance,
     card_table,
     game_view,
-    replay_page,
-    report_data,
     round_breakdown,
-    write_report,
 )
-from arena.store.database import open_store
+from arena.store.opening import open_store
 from arena.tournament.standings import standings
 
 # The one absolute URL the pages may hold: the SVG namespace, which names, never fetches.

@@ -17,7 +17,7 @@ from report_helpers import EXAMPLES, make_tournament
 
 from arena.game.replay import read_replay
 from arena.report.site import replay_page, write_report
-from arena.store.database import open_store
+from arena.store.opening import open_store
 from arena.tournament.standings import standings
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -228,7 +228,7 @@ def test_a_replay_that_no_longer_fits_stops_the_writer_with_the_games_before_it_
 
     from test_store_writer import _frame, _row, _store
 
-    from arena.store.database import open_store
+    from arena.store.opening import open_store
     from arena.store.writer import StoreWriter
 
     bots, tid = _store(tmp_path)
@@ -314,7 +314,7 @@ def test_a_capped_run_seats_every_bot_and_says_what_the_cap_came_to(tmp_path: Pa
 def test_an_entrant_without_a_recorded_game_is_listed_with_its_reason(tmp_path: Path, played: tuple[Path, Path]) -> None:
     """A bot that took part but has no game in the table (the run was stopped before its
     first game ended) is named under the table, with why, in leaderboard and its JSON."""
-    from arena.store.database import open_store
+    from arena.store.opening import open_store
 
     base, _ = played
     res = tmp_path / "res"

@@ -7,14 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.store.database import (
-    DB_NAME,
-    SCHEMA_VERSION,
-    NewGame,
-    StoreError,
-    open_store,
-    replay_relpath,
-)
+from arena.store.database import DB_NAME, NewGame, replay_relpath
+from arena.store.errors import StoreError
+from arena.store.opening import open_store
+from arena.store.schema import SCHEMA_VERSION
 
 
 def _game(gid: str, bot_ids: list[int], *, status: str = "complete", points: list[int] | None = None) -> NewGame:
@@ -165,7 +161,7 @@ def test_a_game_whose_replay_file_is_lost_is_played_again(tmp_path: Path) -> Non
 
 def test_a_schema_1_database_is_migrated_and_keeps_its_games(tmp_path: Path) -> None:
     """Schema 2 adds each seat's CPU time and peak memory; games recorded before have none."""
-    from arena.store.database import MIGRATIONS
+    from arena.store.schema import MIGRATIONS
 
     conn = sqlite3.connect(tmp_path / DB_NAME, isolation_level=None)
     conn.executescript(MIGRATIONS[0])

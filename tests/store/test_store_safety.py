@@ -20,7 +20,9 @@ import pytest
 from proc_helpers import STRICT, needs_strict
 
 from arena.game.replay import read_replay
-from arena.store.database import DB_NAME, LOCK_NAME, open_store, results_lock
+from arena.store.database import DB_NAME
+from arena.store.lock import LOCK_NAME, results_lock
+from arena.store.opening import open_store
 from arena.store.writer import StoreWriter
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,7 +150,7 @@ def test_two_runs_started_together_on_a_new_folder_share_the_games(tmp_path: Pat
 _OPEN_AT = """
 import sys, time
 from pathlib import Path
-from arena.store.database import open_store
+from arena.store.opening import open_store
 start = float(sys.argv[2])
 while time.time() < start:
     pass
@@ -223,7 +225,7 @@ def test_a_lock_held_elsewhere_names_its_holder_and_waits(tmp_path: Path) -> Non
     res = tmp_path / "res"
     holder = subprocess.Popen(
         [sys.executable, "-c", (
-            "import sys, time; from pathlib import Path; from arena.store.database import results_lock\n"
+            "import sys, time; from pathlib import Path; from arena.store.lock import results_lock\n"
             "with results_lock(Path(sys.argv[1]), 'arena store rebuild'):\n"
             "    print('held', flush=True); time.sleep(1.0)\n"
         ), str(res)],

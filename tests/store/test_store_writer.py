@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 from arena.errors import ArenaError
-from arena.store.database import NewGame, open_store
+from arena.store.database import NewGame
+from arena.store.opening import open_store
 from arena.store.writer import _HEADER, StoreWriter, _encode
 
 

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 
 from arena.cli.app import app
 from arena.game.ids import game_id
-from arena.store.database import DB_NAME, open_store
+from arena.store.database import DB_NAME
+from arena.store.opening import open_store
 from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings, load_config, settings_from
 
