@@ -29,8 +29,8 @@ import trio
 
 from ._errors import BotStartError, lone_errors_unwrapped
 from ._tail import ByteTail
-from .jail import WATCH_INTERVAL, Jail, _folder_size, open_jail
-from .sandbox import _MB, DEFAULT_BUILD_FILES_CAP, DEFAULT_BUILD_MB_CAP, Sandbox
+from .jail import WATCH_INTERVAL, Jail, folder_size, open_jail
+from .sandbox import DEFAULT_BUILD_FILES_CAP, DEFAULT_BUILD_MB_CAP, MIB, Sandbox
 
 T = TypeVar("T")
 
@@ -136,14 +136,14 @@ class BuildCaps:
         for what, where in (("build folder", folder), ("build cache", cache)):
             if where is None:
                 continue
-            size, entries, deep = _tree_usage(where, self.max_mb * _MB, self.max_files)
-            if size > self.max_mb * _MB:
+            size, entries, deep = _tree_usage(where, self.max_mb * MIB, self.max_files)
+            if size > self.max_mb * MIB:
                 return f"its {what} grew over the run's cap of {self.max_mb} MB (build_mb)"
             if entries > self.max_files:
                 return f"its {what} grew over the run's cap of {self.max_files} files (build_files)"
             if deep:
                 return f"its {what} nests folders over {BUILD_DEPTH_CAP} deep"
-        if temp is not None and _folder_size(temp, temp_mb * _MB) > temp_mb * _MB:
+        if temp is not None and folder_size(temp, temp_mb * MIB) > temp_mb * MIB:
             return f"its temporary folder grew over its limit of {temp_mb} MB"
         return ""
 

@@ -23,13 +23,13 @@ import trio
 from . import _cgroup, _seccomp
 from ._errors import BotStartError
 from ._proctree import child_setup_hook, children_of
-from .sandbox import _LINUX, _MB, Level, Limits, Sandbox, _check_passable, launcher_env
+from .sandbox import LINUX, MIB, Level, Limits, Sandbox, check_passable, launcher_env
 from .strict import (
-    _UIDS,
-    _check_enterable,
-    _python_path,
-    _strict_argv,
-    _strict_program,
+    UIDS,
+    check_enterable,
+    python_path,
+    strict_argv,
+    strict_program,
     strict_support,
 )
 
@@ -60,12 +60,12 @@ def _rlimits(limits: Limits, *, file_mb: int, memory_rlimit: bool, nproc: bool) 
     out = [
         (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_FSIZE, file_mb * _MB),
+        (resource.RLIMIT_FSIZE, file_mb * MIB),
     ]
     if memory_rlimit:
         # RLIMIT_AS would break Node, Go and the JVM (they reserve address space they
         # never use); RLIMIT_DATA counts what is actually writable.
-        out.append((resource.RLIMIT_DATA, limits.memory_mb * _MB))
+        out.append((resource.RLIMIT_DATA, limits.memory_mb * MIB))
     if nproc:
         # Counted per user id: only meaningful for a bot with a user id of its own (a
         # root arena's strict sandbox). Root itself is never held by it.
@@ -151,29 +151,29 @@ class Jail:
         try:
             if self.level is not Level.NONE:
                 self.cgroup = _cgroup.BotCgroup(
-                    name, memory_bytes=limits.memory_mb * _MB, max_processes=limits.processes
+                    name, memory_bytes=limits.memory_mb * MIB, max_processes=limits.processes
                 )
                 if not self.cgroup.active:
                     self.cgroup.remove()
                     self.cgroup = None
             env = dict(env)  # the bot's own: it reaches the bot's program only
-            _check_passable(name, argv, env)
+            check_passable(name, argv, env)
             if self.level is Level.NONE:
-                env.setdefault("PYTHONPATH", _python_path())
+                env.setdefault("PYTHONPATH", python_path())
             else:
-                env["PYTHONPATH"] = _python_path()
+                env["PYTHONPATH"] = python_path()
             launcher = env
             if self.level is Level.STRICT:
                 support = strict_support()
                 if not support.ok:
                     raise BotStartError(f"the strict sandbox is not available: {support.missing}", bot=name, argv=tuple(argv))
                 env["HOME"] = env["TMPDIR"] = "/tmp"
-                program = _strict_program(name, argv[0], cwd, env, sandbox)
+                program = strict_program(name, argv[0], cwd, env, sandbox)
                 if os.geteuid() == 0 and not sandbox.writable:
-                    _check_enterable(name, sandbox.expose, argv)
-                self._uid = _UIDS.take() if os.geteuid() == 0 else None
+                    check_enterable(name, sandbox.expose, argv)
+                self._uid = UIDS.take() if os.geteuid() == 0 else None
                 self._seccomp_fd = _seccomp.filter_fd(build=sandbox.writable)  # writable: a build step
-                argv = _strict_argv(
+                argv = strict_argv(
                     support, sandbox, cwd, [program, *argv[1:]], uid=self._uid, seccomp_fd=self._seccomp_fd, env=env
                 )
                 launcher = launcher_env()
@@ -251,7 +251,7 @@ class Jail:
         cg = self.cgroup
         cpu = cg.cpu_seconds() if cg is not None else None
         rss = cg.memory_now() if cg is not None and cg.memory is not None else None
-        if (cpu is None or rss is None) and self.pid is not None and _LINUX and not self._closed:
+        if (cpu is None or rss is None) and self.pid is not None and LINUX and not self._closed:
             pcpu, prss = _proc_usage(self.pid)
             cpu = pcpu if cpu is None else cpu
             rss = prss if rss is None else rss
@@ -275,7 +275,7 @@ class Jail:
             peak = max(peak, self.cgroup.memory_peak() or 0)
         return Usage(
             cpu_ms=None if cpu is None else round(1000 * (cpu - self._game_cpu0), 1),
-            peak_mb=round(peak / _MB, 1) if peak else None,
+            peak_mb=round(peak / MIB, 1) if peak else None,
         )
 
     async def watch(self) -> None:
@@ -295,8 +295,8 @@ class Jail:
                 return
             beat += 1
             if self._temp is not None and beat % 5 == 0:
-                size = await trio.to_thread.run_sync(_folder_size, self._temp, limits.tmp_mb * _MB)
-                if size > limits.tmp_mb * _MB:
+                size = await trio.to_thread.run_sync(folder_size, self._temp, limits.tmp_mb * MIB)
+                if size > limits.tmp_mb * MIB:
                     self._kill_for(f"its temporary folder grew over its limit of {limits.tmp_mb} MB")
                     return
 
@@ -353,7 +353,7 @@ class Jail:
         if self._temp is not None:
             shutil.rmtree(self._temp, ignore_errors=True)
         if self._uid is not None:
-            _UIDS.give_back(self._uid)
+            UIDS.give_back(self._uid)
             self._uid = None
 
 
@@ -399,7 +399,7 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:32]
 
 
-def _folder_size(folder: Path, stop_above: int) -> int:
+def folder_size(folder: Path, stop_above: int) -> int:
     total = 0
     for root, _dirs, files in os.walk(folder):
         for f in files:
@@ -416,6 +416,6 @@ def open_jail(name: str, sandbox: Sandbox | None, argv: list[str], env: dict[str
     :class:`BotStartError` when it cannot be made (e.g. strict is not available)."""
     if sandbox is None:
         return None
-    if not _LINUX:
+    if not LINUX:
         sandbox = replace(sandbox, level=Level.NONE)
     return Jail(name, sandbox, argv, env, cwd)

@@ -113,9 +113,9 @@ def load_manifest(folder: Path) -> BotManifest:
     if not isinstance(name, str):
         raise ManifestError(f"{file}: field 'name' must be a string, not {name!r}")
     name = name.strip()
-    if not _good_name(name):
+    if not good_name(name):
         what = "field 'name'" if "name" in data else f"the folder's name (the default for field 'name') {name!r}"
-        raise ManifestError(f"{file}: {what} must be {_name_rule_for(name)}" + ("" if "name" in data else "; set name in bot.toml"))
+        raise ManifestError(f"{file}: {what} must be {name_rule_for(name)}" + ("" if "name" in data else "; set name in bot.toml"))
     version = data.get("version", "")
     if not isinstance(version, str | int | float):
         raise ManifestError(f"{file}: field 'version' must be a string, not {version!r}")
@@ -250,8 +250,8 @@ def _find_bot(path: Path) -> BotManifest:
         ]
         for file, argv in candidates:
             if file.is_file() and (file.name != "bot" or os.access(file, os.X_OK)):
-                if not _good_name(path.name):
-                    raise ManifestError(f"{path}: a bot's name (here the folder's) must be {_name_rule_for(path.name)}; rename it, or add a {MANIFEST} with a name")
+                if not good_name(path.name):
+                    raise ManifestError(f"{path}: a bot's name (here the folder's) must be {name_rule_for(path.name)}; rename it, or add a {MANIFEST} with a name")
                 return BotManifest(name=path.name, version="", path=path, run=argv, content_hash=content_hash(path))
         hint = not_executable_hint("./bot", path)
         raise ManifestError(
@@ -267,8 +267,8 @@ def _find_bot(path: Path) -> BotManifest:
         argv = (f"./{path.name}",)
     else:
         raise ManifestError(f"{path}: not a bot: a single-file bot is an executable, a .py or a .js file")
-    if not _good_name(name):
-        raise ManifestError(f"{path}: a bot's name (here the file's, {name!r}) must be {_name_rule_for(name)}; rename the file")
+    if not good_name(name):
+        raise ManifestError(f"{path}: a bot's name (here the file's, {name!r}) must be {name_rule_for(name)}; rename the file")
     return BotManifest(name=name, version="", path=path, run=argv, content_hash=content_hash(path))
 
 
@@ -279,7 +279,7 @@ NAME_RULE = "1 to 64 ASCII letters, digits, '.', '_', '+' or '-', starting with 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-")
 
 
-def _good_name(name: str) -> bool:
+def good_name(name: str) -> bool:
     return 0 < len(name) <= 64 and name[0].isalnum() and all(c in _NAME_CHARS for c in name)
 
 
@@ -299,14 +299,14 @@ def name_skeleton(name: str) -> str:
     return text.casefold().translate(_LOOKALIKES_FOLDED)
 
 
-def _name_rule_for(name: str) -> str:
+def name_rule_for(name: str) -> str:
     """NAME_RULE, and, for a name with a letter that only looks Latin, what it looks like."""
     odd = next((c for c in name if ord(c) > 127), None)
     if odd is None:
         return NAME_RULE
     what = f"{odd!r} (U+{ord(odd):04X} {unicodedata.name(odd, 'unnamed')}) is not ASCII"
     looks = unicodedata.normalize("NFKC", "".join(_SCRIPT_LOOKALIKES.get(c, c) for c in name))
-    if looks != name and _good_name(looks):
+    if looks != name and good_name(looks):
         what += f"; the name looks like {looks!r}, which it would be confused with"
     return f"{NAME_RULE}: {what}"
 

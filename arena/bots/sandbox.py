@@ -80,8 +80,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_LINUX = sys.platform.startswith("linux")
-_MB = 1024 * 1024
+LINUX = sys.platform.startswith("linux")
+MIB = 1024 * 1024
 
 
 class Level(enum.Enum):
@@ -314,7 +314,7 @@ _BAD_NAME = "a variable's name must be letters, digits and '_', not starting wit
 _NUL = "its value holds a NUL byte"
 
 
-def _check_passable(name: str, argv: Sequence[str], env: Mapping[str, str]) -> None:
+def check_passable(name: str, argv: Sequence[str], env: Mapping[str, str]) -> None:
     """Refuse (BotStartError) what no exec can pass on faithfully: a variable name that is
     not ``[A-Za-z_][A-Za-z0-9_]*`` (``env`` would take ``-u`` for an option, ``A=B`` for an
     assignment), a NUL byte in a value or an argument. bot.toml refuses these already."""

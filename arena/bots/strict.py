@@ -26,7 +26,7 @@ from arena.text import printable
 
 from . import _cgroup, _seccomp, toolchains
 from ._errors import BotStartError, not_executable_hint
-from .sandbox import _LINUX, _MB, DEFAULT_LIMITS, TOOLCHAINS_VAR, Level, Sandbox, launcher_env
+from .sandbox import DEFAULT_LIMITS, LINUX, MIB, TOOLCHAINS_VAR, Level, Sandbox, launcher_env
 
 __all__ = [
     "StrictSupport",
@@ -62,7 +62,7 @@ def strict_support() -> StrictSupport:
 
 
 def _probe_strict() -> StrictSupport:
-    if not _LINUX:
+    if not LINUX:
         return StrictSupport(False, f"the strict sandbox needs Linux (this is {sys.platform})")
     bwrap = shutil.which("bwrap")
     if bwrap is None:
@@ -91,9 +91,9 @@ def _probe_strict() -> StrictSupport:
     weaker = "" if os.geteuid() == 0 else _non_root_weaker(_cgroup.support())
     probe = StrictSupport(True, "", bwrap, setpriv, env_program, prlimit, weaker)
     here = Path(tempfile.gettempdir())
-    uid = _UIDS.take() if os.geteuid() == 0 else None
+    uid = UIDS.take() if os.geteuid() == 0 else None
     seccomp_fd = _seccomp.filter_fd()
-    argv = _strict_argv(
+    argv = strict_argv(
         probe, Sandbox(Level.STRICT, DEFAULT_LIMITS, here), here, [true_program], uid=uid, seccomp_fd=seccomp_fd
     )
     try:
@@ -104,7 +104,7 @@ def _probe_strict() -> StrictSupport:
         return StrictSupport(False, f"bwrap cannot start a sandbox here: {exc}", bwrap)
     finally:
         os.close(seccomp_fd)
-        _UIDS.give_back(argv)
+        UIDS.give_back(argv)
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip().splitlines()
         why = err[-1] if err else f"exit status {proc.returncode}"
@@ -130,7 +130,7 @@ def resolve_level(requested: str | Level | None) -> tuple[Level, str | None]:
             raise ValueError(
                 f"--sandbox must be one of {', '.join(lv.value for lv in Level)}, not {requested!r}"
             ) from None
-    if not _LINUX and requested is not Level.NONE:
+    if not LINUX and requested is not Level.NONE:
         return Level.NONE, (
             f"sandbox: bots run without a sandbox or resource limits on {sys.platform} (the sandbox is Linux's); "
             "run only bots you trust here"
@@ -241,7 +241,7 @@ class _UidPool:
                 self._free.append(uid)
 
 
-_UIDS = _UidPool()
+UIDS = _UidPool()
 
 
 # -- building the command line -------------------------------------------------------------
@@ -283,7 +283,7 @@ def _package_dirs() -> list[Path]:
     return [Path(sys.base_prefix), Path(sys.prefix), Path(sys.exec_prefix), *_arena_packages()]
 
 
-def _python_path() -> str:
+def python_path() -> str:
     """A PYTHONPATH under which a bot's Python imports the very ``protocol`` and ``arena``
     packages the arena runs, however the arena was installed (or not)."""
     return os.pathsep.join(dict.fromkeys(str(p.parent) for p in _arena_packages()))
@@ -316,7 +316,7 @@ def visible_roots(sandbox: Sandbox) -> list[Path]:
 _TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 
-def _strict_program(name: str, argv0: str, cwd: Path, env: Mapping[str, str], sandbox: Sandbox) -> str:
+def strict_program(name: str, argv0: str, cwd: Path, env: Mapping[str, str], sandbox: Sandbox) -> str:
     """Where the bot's program is, as a path that the sandbox shows (found in the bot's
     folder or on its ``PATH``, but only within :func:`visible_roots`): absolute, or
     ``./…`` within the working folder (so that an operator's folder names never matter).
@@ -369,7 +369,7 @@ def _strict_program(name: str, argv0: str, cwd: Path, env: Mapping[str, str], sa
     )
 
 
-def _check_enterable(name: str, expose: Path, argv: Sequence[str]) -> None:
+def check_enterable(name: str, expose: Path, argv: Sequence[str]) -> None:
     """A root arena's strict bot runs as a user id of its own, with no rights on files
     but those of "other": its folder must let others in (a build folder is handed to it)."""
     with contextlib.suppress(OSError):
@@ -387,12 +387,12 @@ def _check_enterable(name: str, expose: Path, argv: Sequence[str]) -> None:
 _MASKED_PROC = ("/proc/keys", "/proc/key-users")
 
 
-def _strict_argv(
+def strict_argv(
     support: StrictSupport, sandbox: Sandbox, cwd: Path, argv: list[str], *, uid: int | None, seccomp_fd: int,
     env: Mapping[str, str] | None = None,
 ) -> list[str]:
     """bwrap's command line for ``argv`` (whose program is a path with a ``/`` that the
-    sandbox shows, see :func:`_strict_program`). The launchers (bwrap, setpriv, env) get
+    sandbox shows, see :func:`strict_program`). The launchers (bwrap, setpriv, env) get
     :func:`launcher_env`; ``env`` is handed by ``env -i`` to the bot's program alone, as
     the last step inside every confinement. ``seccomp_fd`` is the system call filter
     (:func:`arena.bots._seccomp.filter_fd`), which the spawn must pass on (``pass_fds``):
@@ -412,7 +412,7 @@ def _strict_argv(
     args += ["--proc", "/proc"]
     for masked in _MASKED_PROC:  # kernel state of the whole machine, not of the PID namespace
         args += ["--ro-bind", "/dev/null", masked]
-    args += ["--dev", "/dev", "--perms", "1777", "--size", str(limits.tmp_mb * _MB), "--tmpfs", "/tmp"]
+    args += ["--dev", "/dev", "--perms", "1777", "--size", str(limits.tmp_mb * MIB), "--tmpfs", "/tmp"]
     made = {Path("/"), Path("/usr"), Path("/tmp"), Path("/proc"), Path("/dev"), Path("/etc")}
     bound = [Path("/usr")]
     extra = [p for p in _package_dirs() if p.exists()]

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.cli.console import err
-from arena.cli.render_results import _said, rows_table
+from arena.cli.render_results import quoted_reason, rows_table
 from arena.text import LINE_LIMIT, NAME_LIMIT, printable
 
 
@@ -54,7 +54,7 @@ class ConsoleReporter:
     def bot_skipped(self, skipped: Any) -> None:
         if not self.quiet:
             name = escape(printable(skipped.name, limit=NAME_LIMIT))
-            err.print(f"[bold red]✗ {name}[/bold red] skipped: {_said(skipped.reason)}", highlight=False)
+            err.print(f"[bold red]✗ {name}[/bold red] skipped: {quoted_reason(skipped.reason)}", highlight=False)
 
     def planned(self, plan: Any) -> None:
         self.total = plan.total

@@ -17,7 +17,7 @@ from arena.cli.render import name_text
 from arena.text import LINE_LIMIT, NAME_LIMIT, printable
 
 
-def _said(text: str) -> str:
+def quoted_reason(text: str) -> str:
     """A message that quotes a bot or a file (a skip or void reason), as one line of
     markup-escaped, printable text."""
     return escape(printable(text, limit=LINE_LIMIT))
@@ -148,7 +148,7 @@ def print_skipped(console: Console, skipped: list[dict[str, Any]]) -> None:
     """A line per bot the tournament left out, and why."""
     for sk in skipped:
         console.print(
-            f"[red]{sk.get('status', 'skipped')}[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {_said(sk['reason'])}",
+            f"[red]{sk.get('status', 'skipped')}[/red] {escape(printable(sk['bot'], limit=NAME_LIMIT))}: {quoted_reason(sk['reason'])}",
             highlight=False,
         )
 
@@ -189,7 +189,7 @@ def print_run(out: Console, err: Console, st: Any, summary: Any, results: Path, 
     if report is not None:
         err.print(f"report: {escape(str(report.index))}", highlight=False)
     for reason in summary.void_reasons[:5]:
-        err.print(f"[yellow]void[/yellow] {_said(reason)}", highlight=False)
+        err.print(f"[yellow]void[/yellow] {quoted_reason(reason)}", highlight=False)
 
 
 def print_games(console: Console, rows: list[Any], results: Path, *, bot: str | None, as_json: bool) -> None:

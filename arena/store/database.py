@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from arena.game.replay import PLAIN_NAME_RULE, is_plain_name
-from arena.store.errors import StoreError, _database_error, _rebuild_hint, os_error_text
-from arena.store.schema import _transaction
+from arena.store.errors import StoreError, database_error, os_error_text, rebuild_hint
+from arena.store.schema import write_transaction
 
 DB_NAME = "arena.db"
 
@@ -61,7 +61,7 @@ def _guarded(method: _F) -> _F:
         except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError):
             raise
         except sqlite3.DatabaseError as exc:
-            raise _database_error(self.path, exc) from None
+            raise database_error(self.path, exc) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -78,7 +78,7 @@ def _reading(method: _F) -> _F:
         except (ValueError, KeyError, TypeError) as exc:
             raise StoreError(
                 f"{self.path}: the database is damaged (it holds a value no arena wrote: {type(exc).__name__}: {exc}); "
-                f"{_rebuild_hint(self.root)}"
+                f"{rebuild_hint(self.root)}"
             ) from None
 
     return wrapper  # type: ignore[return-value]
@@ -214,7 +214,7 @@ class Store:
     def _tx(self) -> contextlib.AbstractContextManager[None]:
         if self._in_batch:
             return contextlib.nullcontext()  # already inside batch()'s transaction
-        return _transaction(self._conn)
+        return write_transaction(self._conn)
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
@@ -224,7 +224,7 @@ class Store:
             yield
             return
         try:
-            with _transaction(self._conn):
+            with write_transaction(self._conn):
                 self._in_batch = True
                 try:
                     yield
@@ -233,7 +233,7 @@ class Store:
         except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError):
             raise
         except sqlite3.DatabaseError as exc:
-            raise _database_error(self.path, exc) from None
+            raise database_error(self.path, exc) from None
 
     # -- bots and tournaments ---------------------------------------------------------
 

@@ -19,7 +19,7 @@ class StoreError(ArenaError):
     full = False
 
 
-def _rebuild_hint(root: Path) -> str:
+def rebuild_hint(root: Path) -> str:
     return (
         f"the replay files hold every game: `arena store rebuild {root}` makes a new database from them "
         "(the damaged file is moved aside, not deleted)"
@@ -32,10 +32,10 @@ _DAMAGED_CODES = (11, 26)
 
 #: SQLite's result codes (the low byte) of a database that cannot be written:
 #: SQLITE_READONLY, SQLITE_CANTOPEN (its journal files cannot be made), SQLITE_FULL.
-_READONLY, _CANTOPEN, _FULL = 8, 14, 13
+READONLY, CANTOPEN, _FULL = 8, 14, 13
 
 #: errno values of a folder that cannot be written, and of a disk that is full.
-_READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)
+READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)
 _FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
@@ -54,21 +54,21 @@ def os_error_text(exc: OSError) -> str:
     why = exc.strerror or str(exc)
     if exc.errno in _FULL_ERRNOS:
         return f"the disk is full ({why})"
-    if exc.errno in _READ_ONLY_ERRNOS:
+    if exc.errno in READ_ONLY_ERRNOS:
         return f"it is read-only here ({why})"
     return why
 
 
-def _database_error(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
+def database_error(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
     """The :class:`StoreError` for an SQLite error on the database at ``path``."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None and code & 0xFF in _DAMAGED_CODES:
-        return StoreError(f"{path}: the database is damaged ({exc}); {_rebuild_hint(path.parent)}")
+        return StoreError(f"{path}: the database is damaged ({exc}); {rebuild_hint(path.parent)}")
     if code is not None and code & 0xFF == _FULL:
         full = StoreError(f"{path}: the disk is full ({exc}): free some space, or give another results folder")
         full.full = True
         return full
-    if code is not None and code & 0xFF in (_READONLY, _CANTOPEN) and not _writable(path.parent):
+    if code is not None and code & 0xFF in (READONLY, CANTOPEN) and not folder_writable(path.parent):
         return StoreError(
             f"{path.parent}: the results folder is read-only ({exc}): this command writes it; "
             "give a writable results folder"
@@ -76,7 +76,7 @@ def _database_error(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
     return StoreError(f"{path}: cannot use this database: {exc}")
 
 
-def _writable(folder: Path) -> bool:
+def folder_writable(folder: Path) -> bool:
     """Whether this process may make files in ``folder`` (a read-only mount included)."""
     try:
         return os.access(folder, os.W_OK) and not os.statvfs(folder).f_flag & os.ST_RDONLY

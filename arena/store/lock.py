@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.store.errors import _READ_ONLY_ERRNOS, StoreError, check_parent, os_error_text
+from arena.store.errors import READ_ONLY_ERRNOS, StoreError, check_parent, os_error_text
 
 LOCK_NAME = "arena.lock"
 
@@ -94,7 +94,7 @@ def results_lock(root: Path, command: str, *, on_wait: Callable[[str], None] | N
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
-        if exc.errno in _READ_ONLY_ERRNOS:
+        if exc.errno in READ_ONLY_ERRNOS:
             raise StoreError(
                 f"{root}: the results folder is read-only ({exc.strerror or exc}): {command} writes it; "
                 "give a writable results folder (`arena leaderboard`, `games`, `report --out DIR` and `verify` "

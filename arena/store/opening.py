@@ -12,16 +12,16 @@ from pathlib import Path
 
 from arena.store.database import DB_NAME, Store, parse_deal_key
 from arena.store.errors import (
-    _CANTOPEN,
-    _READONLY,
+    CANTOPEN,
+    READONLY,
     StoreError,
-    _database_error,
-    _rebuild_hint,
-    _writable,
     check_parent,
+    database_error,
+    folder_writable,
     os_error_text,
+    rebuild_hint,
 )
-from arena.store.schema import SCHEMA_VERSION, _check_integrity, _migrate, _schema_version
+from arena.store.schema import SCHEMA_VERSION, check_integrity, migrate_schema, read_schema_version
 
 
 def read_deal_key(root: Path) -> bytes | None:
@@ -55,7 +55,7 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     except sqlite3.OperationalError as exc:
         conn.close()
         code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-        if code not in (_CANTOPEN, _READONLY) or _writable(path.parent):
+        if code not in (CANTOPEN, READONLY) or folder_writable(path.parent):
             raise
     wal = path.with_name(path.name + "-wal")
     with contextlib.suppress(OSError):
@@ -104,7 +104,7 @@ def open_store(root: Path, *, create: bool = True, check: bool = True, read_only
         except OSError as exc:
             raise StoreError(f"{path}: cannot read the results database: {exc.strerror or exc}") from None
         if head and head != b"SQLite format 3\x00":
-            hint = f"; if it is this folder's results database, damaged: {_rebuild_hint(root)}" if (root / "replays").is_dir() else ""
+            hint = f"; if it is this folder's results database, damaged: {rebuild_hint(root)}" if (root / "replays").is_dir() else ""
             raise StoreError(f"{path}: not an SQLite database (refusing to touch it){hint}")
     if read_only:
         store = _open_read_only(root, path, check)
@@ -114,19 +114,19 @@ def open_store(root: Path, *, create: bool = True, check: bool = True, read_only
     conn: sqlite3.Connection | None = None
     try:
         # Autocommit mode: every write goes through an explicit BEGIN IMMEDIATE ...
-        # COMMIT (see _transaction), so that each game and each migration is atomic.
+        # COMMIT (see write_transaction), so that each game and each migration is atomic.
         conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         if check:  # first: nothing is written to a damaged file
-            _check_integrity(conn, path)
+            check_integrity(conn, path)
         _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
-        _migrate(conn, path)
+        migrate_schema(conn, path)
     except BaseException as exc:
         if conn is not None:
             conn.close()
         if isinstance(exc, sqlite3.DatabaseError):
-            raise _database_error(path, exc) from None
+            raise database_error(path, exc) from None
         raise
     return Store(root, conn)
 
@@ -139,12 +139,12 @@ def _open_read_only(root: Path, path: Path, check: bool) -> Store | None:
     try:
         conn = _connect_read_only(path)
         if check:
-            _check_integrity(conn, path)
-        version = _schema_version(conn, path)
+            check_integrity(conn, path)
+        version = read_schema_version(conn, path)
         if version < SCHEMA_VERSION:
             conn.close()
             conn = None
-            if _writable(root):
+            if folder_writable(root):
                 return None
             raise StoreError(
                 f"{path}: made by an older arena (schema {version}; this one reads {SCHEMA_VERSION}), and the folder "
@@ -155,7 +155,7 @@ def _open_read_only(root: Path, path: Path, check: bool) -> Store | None:
         if conn is not None:
             conn.close()
         if isinstance(exc, sqlite3.DatabaseError):
-            raise _database_error(path, exc) from None
+            raise database_error(path, exc) from None
         raise
     return Store(root, conn)
 

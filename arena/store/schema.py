@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from arena.store.errors import StoreError, _rebuild_hint
+from arena.store.errors import StoreError, rebuild_hint
 
 APPLICATION = "sushigo-arena"
 SCHEMA_VERSION = 2
@@ -87,7 +87,7 @@ MIGRATIONS: list[str] = [
 
 
 @contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
@@ -102,17 +102,17 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
 _CHECK_SHOWN = 3
 
 
-def _check_integrity(conn: sqlite3.Connection, path: Path) -> None:
+def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
     """``PRAGMA quick_check``: every page of the file read once, b-trees and records
     checked (not whether each index matches its table, which costs a sort). It reads the
     file at the disk's speed; about 30 ms for a store of 10,000 games."""
     found = [row[0] for row in conn.execute(f"PRAGMA quick_check({_CHECK_SHOWN})")]
     if found != ["ok"]:
         shown = "; ".join(str(f) for f in found[:_CHECK_SHOWN])
-        raise StoreError(f"{path}: the database is damaged (SQLite's check: {shown}); {_rebuild_hint(path.parent)}")
+        raise StoreError(f"{path}: the database is damaged (SQLite's check: {shown}); {rebuild_hint(path.parent)}")
 
 
-def _schema_version(conn: sqlite3.Connection, path: Path) -> int:
+def read_schema_version(conn: sqlite3.Connection, path: Path) -> int:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not tables:
         return 0
@@ -132,14 +132,14 @@ def _schema_version(conn: sqlite3.Connection, path: Path) -> int:
     return version
 
 
-def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+def migrate_schema(conn: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to :data:`SCHEMA_VERSION`. The version is read again inside the
     write transaction, so that two processes opening a new or old store at once migrate
     it once: the second finds it done (a reader may open a store a run is creating)."""
-    if _schema_version(conn, path) == SCHEMA_VERSION:
+    if read_schema_version(conn, path) == SCHEMA_VERSION:
         return
-    with _transaction(conn):
-        version = _schema_version(conn, path)
+    with write_transaction(conn):
+        version = read_schema_version(conn, path)
         for step in range(version, SCHEMA_VERSION):
             for statement in MIGRATIONS[step].split(";"):
                 if statement.strip():

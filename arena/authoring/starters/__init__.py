@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from arena.bots.manifest import NAME_RULE, _good_name, _name_rule_for
+from arena.bots.manifest import NAME_RULE, good_name, name_rule_for
 from arena.errors import ArenaError
 
 #: The languages ``arena new`` writes, in the order its help lists them.
@@ -52,8 +52,8 @@ class Starter:
 
 def check_name(name: str) -> None:
     """Refuse a name that bot.toml would refuse (the rules every bot name follows)."""
-    if not _good_name(name):
-        raise StarterError(f"bot name {name!r}: a bot's name must be {_name_rule_for(name)}")
+    if not good_name(name):
+        raise StarterError(f"bot name {name!r}: a bot's name must be {name_rule_for(name)}")
 
 
 def write_starter(name: str, lang: str, parent: Path) -> Starter:
