@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from arena.store.database import DB_NAME, Store, parse_deal_key
@@ -111,39 +112,48 @@ def open_store(root: Path, *, create: bool = True, check: bool = True, read_only
         if store is not None:
             return store
         check = False  # checked just now: an older schema, in a folder that may be written
-    conn: sqlite3.Connection | None = None
-    try:
+    with _closed_on_failure(path) as opened:
         # Autocommit mode: every write goes through an explicit BEGIN IMMEDIATE ...
         # COMMIT (see write_transaction), so that each game and each migration is atomic.
         conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        opened.append(conn)
         if check:  # first: nothing is written to a damaged file
             check_integrity(conn, path)
         _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         migrate_schema(conn, path)
+    return Store(root, conn)
+
+
+@contextlib.contextmanager
+def _closed_on_failure(path: Path) -> Iterator[list[sqlite3.Connection]]:
+    """Around the opening of the database at ``path``: the connections put in the list
+    yielded are closed if anything fails, and an SQLite error is worded as the store's."""
+    opened: list[sqlite3.Connection] = []
+    try:
+        yield opened
     except BaseException as exc:
-        if conn is not None:
+        for conn in opened:
             conn.close()
         if isinstance(exc, sqlite3.DatabaseError):
             raise database_error(path, exc) from None
         raise
-    return Store(root, conn)
 
 
 def _open_read_only(root: Path, path: Path, check: bool) -> Store | None:
     """The store at ``path`` opened read-only (see :func:`open_store`); None when its schema
     is older than this arena's and the folder may be written (then it is opened to be
     brought up to date)."""
-    conn: sqlite3.Connection | None = None
-    try:
+    with _closed_on_failure(path) as opened:
         conn = _connect_read_only(path)
+        opened.append(conn)
         if check:
             check_integrity(conn, path)
         version = read_schema_version(conn, path)
         if version < SCHEMA_VERSION:
+            opened.clear()
             conn.close()
-            conn = None
             if folder_writable(root):
                 return None
             raise StoreError(
@@ -151,12 +161,6 @@ def _open_read_only(root: Path, path: Path, check: bool) -> Store | None:
                 "is read-only, so it cannot be brought up to date here: open it once where it can be written"
             )
         conn.execute("PRAGMA query_only = ON")
-    except BaseException as exc:
-        if conn is not None:
-            conn.close()
-        if isinstance(exc, sqlite3.DatabaseError):
-            raise database_error(path, exc) from None
-        raise
     return Store(root, conn)
 
 
