@@ -13,22 +13,10 @@ and the plays applied to it. Typical use::
 from .cards import DECK_COUNTS, DECK_SIZE, HAND_SIZE, KIND_INDEX, KINDS, deck_composition
 from .determinize import SeatView, determinize
 from .errors import IllegalPlayError, InvalidPlayError, PlayError
-from .game import (
-    LEFT,
-    RIGHT,
-    RULES_VERSION,
-    GameConfig,
-    GameResult,
-    GameState,
-    Play,
-    Variant,
-    apply_turn,
-    check_play,
-    legal_plays,
-    new_game,
-    result,
-)
+from .game import apply_turn, new_game, result
+from .plays import check_play, legal_plays
 from .scoring import maki_points, maki_symbols, pudding_points, rank, set_points
+from .state import LEFT, RIGHT, RULES_VERSION, GameConfig, GameResult, GameState, Play, Variant
 from .view import Card, Observation, TableauCard, events, observe
 
 __all__ = [

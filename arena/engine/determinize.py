@@ -1,6 +1,6 @@
 """Determinization: a full game state that agrees with what one seat has seen.
 
-A bot that searches needs a whole :class:`~arena.engine.game.GameState` to simulate
+A bot that searches needs a whole :class:`~arena.engine.state.GameState` to simulate
 on, but a seat sees only its own hand and the public facts (RULES "What a bot may
 know"). :func:`determinize` builds a state that agrees with all of that — every
 tableau (wasabi included), puddings, scores, round, turn, passing direction, the
@@ -30,7 +30,7 @@ from .cards import (
     WASABI,
     WASABI_FACTOR,
 )
-from .game import LEFT, RIGHT, GameConfig, GameState, Variant
+from .state import LEFT, RIGHT, GameConfig, GameState, Variant
 
 
 class CardLike(Protocol):

@@ -1,7 +1,8 @@
-"""One playthrough of Sushi Go!: setup, legal plays and the application of a turn.
+"""One playthrough of Sushi Go!: setup, the application of a turn, the end of a round
+and of the game.
 
-The state is mutable and cheap to :meth:`GameState.clone`. Inside, cards are
-small ints (per-game ids) with a kind table, and every tableau keeps running
+The state (:mod:`arena.engine.state`) is mutable and cheap to clone. Inside, cards
+are small ints (per-game ids) with a kind table, and every tableau keeps running
 counts, so that a turn costs a few list operations and a round is scored from
 counts. Nothing here does I/O, reads a clock or touches the global random
 generator: all randomness comes from the seed given to :func:`new_game`.
@@ -11,16 +12,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any
 
 from .cards import (
     CHOPSTICKS,
     DECK_COUNTS,
     DECK_SIZE,
-    DUMMY_HAND_SIZE,
-    HAND_SIZE,
     KINDS,
     MAKI3,
     NIGIRI_VALUE,
@@ -30,196 +26,17 @@ from .cards import (
     WASABI_FACTOR,
 )
 from .errors import IllegalPlayError, InvalidPlayError
+from .plays import check_play
 from .scoring import maki_points, maki_symbols, pudding_points, rank, set_points
+from .state import LEFT, GameConfig, GameResult, GameState, Play, Variant
 
 # The kind order of cards.py puts the plain set cards (0..5) and the nigiri (6..8)
 # before pudding, wasabi and chopsticks; the hot path relies on it.
 MAKI3_KIND, PUDDING_KIND = MAKI3, PUDDING
 assert MAKI3_KIND == 5 and PUDDING_KIND == 9 and WASABI > PUDDING and CHOPSTICKS > PUDDING
 
-#: Stamped on every replay and game record: bump it whenever a rule's effect changes.
-RULES_VERSION = "sushigo-rules/1.0"
-
-#: A play names card ids in order. For the dummy's controller (R15) the last id
-#: is the card given to the dummy: ``(own,) + (dummy,)`` or ``(own1, own2, dummy)``.
-Play = tuple[int, ...]
-
-LEFT, RIGHT = 1, -1
-
-
-class Variant(StrEnum):
-    STANDARD = "standard"  # every round passes left (R6)
-    ALTERNATE = "alternate"  # rounds 1 and 3 pass left, round 2 right (R14)
-    DUMMY = "dummy"  # two players and a dummy third seat (R15)
-
-
-@dataclass(frozen=True, slots=True)
-class GameConfig:
-    """The static rules of a game: how many players and which variant."""
-
-    players: int = 4
-    variant: Variant = Variant.STANDARD
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "variant", Variant(self.variant))
-        if type(self.players) is not int or not 2 <= self.players <= 5:
-            raise ValueError(f"players must be 2 to 5 (R2), not {self.players!r}")
-        if self.variant is Variant.DUMMY and self.players != 2:
-            raise ValueError(f"the dummy variant is for 2 players (R15), not {self.players}")
-
-    @property
-    def seats(self) -> int:
-        """Seats at the table: the players, plus the dummy in that variant (its seat is last)."""
-        return 3 if self.variant is Variant.DUMMY else self.players
-
-    @property
-    def hand_size(self) -> int:
-        return DUMMY_HAND_SIZE if self.variant is Variant.DUMMY else HAND_SIZE[self.players]
-
-    def direction(self, round: int) -> int:
-        """Passing direction of a round (1-based): ``LEFT`` (+1) or ``RIGHT`` (-1) (R6, R14)."""
-        if self.variant is Variant.ALTERNATE and round == 2:
-            return RIGHT
-        return LEFT
-
-
-class GameState:
-    """A game in progress. Read it through :func:`observe` and the properties below;
-    change it only through :func:`apply_turn`."""
-
-    __slots__ = (
-        "config",
-        "seed",
-        "kind_of",
-        "pile",
-        "round",
-        "turn",
-        "direction",
-        "hands",
-        "tableaus",
-        "counts",
-        "nigiri_points",
-        "free_wasabi",
-        "chopsticks",
-        "wasabi_of",
-        "kept_puddings",
-        "discard",
-        "scores",
-        "round_points",
-        "controller",
-        "log",
-        "over",
-        "_result",
-    )
-
-    config: GameConfig
-    seed: int
-    kind_of: list[int]  # card id -> kind
-    pile: list[int]  # the draw pile, top first (R3)
-    round: int  # 1..3
-    turn: int  # 1.. within the round
-    direction: int
-    hands: list[list[int]]  # per table seat; the dummy's pile in that variant (top first)
-    tableaus: list[list[int]]  # per table seat, in the order cards entered (R16)
-    counts: list[list[int]]  # per table seat, per kind, what the tableau holds
-    nigiri_points: list[int]  # per table seat, this round, wasabi included
-    free_wasabi: list[list[int]]  # per table seat, empty wasabi, oldest first (R7)
-    chopsticks: list[list[int]]  # per table seat, chopsticks in the tableau, oldest first
-    wasabi_of: dict[int, int]  # nigiri id -> the wasabi it sits on, this round
-    kept_puddings: list[list[int]]  # per table seat, puddings of finished rounds (R11)
-    discard: list[int]
-    scores: list[int]  # per table seat, points of finished rounds (pudding at the end)
-    round_points: list[list[int]]  # one list per finished round
-    controller: int  # the seat controlling the dummy this turn (R15); -1 otherwise
-    log: list[tuple[Any, ...]]  # compact events; see arena.engine.view.events
-    over: bool
-    _result: GameResult | None
-
-    # -- derived facts -------------------------------------------------------------
-    @property
-    def seats(self) -> int:
-        return len(self.hands)
-
-    @property
-    def players(self) -> int:
-        return self.config.players
-
-    def kind(self, card: int) -> str:
-        """The wire name of a card id."""
-        return KINDS[self.kind_of[card]]
-
-    def puddings(self) -> list[int]:
-        """Puddings per table seat: kept from earlier rounds plus this round's tableau."""
-        return [len(k) + c[PUDDING] for k, c in zip(self.kept_puddings, self.counts, strict=True)]
-
-    def deciding_seats(self) -> list[int]:
-        """The seats that choose this turn. Everyone in the standard game (the last
-        card of a round is played for them, R6a); in the dummy variant the
-        controller, and the other player while holding two or more cards (R15)."""
-        if self.over:
-            return []
-        if self.controller < 0:
-            return list(range(len(self.hands)))
-        other = 1 - self.controller
-        if len(self.hands[other]) >= 2:
-            return [0, 1]
-        return [self.controller]
-
-    def clone(self) -> GameState:
-        """An independent copy, for search. Costs a few list copies, no deep copy."""
-        new = GameState.__new__(GameState)
-        new.config = self.config
-        new.seed = self.seed
-        new.kind_of = self.kind_of  # never changes during a game: shared
-        new.pile = self.pile[:]
-        new.round = self.round
-        new.turn = self.turn
-        new.direction = self.direction
-        new.hands = [h[:] for h in self.hands]
-        new.tableaus = [t[:] for t in self.tableaus]
-        new.counts = [c[:] for c in self.counts]
-        new.nigiri_points = self.nigiri_points[:]
-        new.free_wasabi = [w[:] for w in self.free_wasabi]
-        new.chopsticks = [c[:] for c in self.chopsticks]
-        new.wasabi_of = dict(self.wasabi_of)
-        new.kept_puddings = [k[:] for k in self.kept_puddings]
-        new.discard = self.discard[:]
-        new.scores = self.scores[:]
-        new.round_points = [r[:] for r in self.round_points]
-        new.controller = self.controller
-        new.log = self.log[:]
-        new.over = self.over
-        new._result = self._result
-        return new
-
-    def __repr__(self) -> str:
-        status = "over" if self.over else f"round {self.round} turn {self.turn}"
-        return (
-            f"<GameState {self.config.players}p {self.config.variant.value} "
-            f"seed={self.seed} {status}>"
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class GameResult:
-    """The outcome (R12–R13), per table seat. In the dummy variant the dummy is the
-    last seat: it is scored like a player but can win nothing, so its rank is
-    always ``players + 1`` and the real players are ranked between themselves."""
-
-    scores: tuple[int, ...]  # totals, pudding included
-    puddings: tuple[int, ...]
-    pudding_points: tuple[int, ...]
-    round_points: tuple[tuple[int, ...], ...]
-    ranks: tuple[int, ...]
-
-    @property
-    def winners(self) -> tuple[int, ...]:
-        return tuple(i for i, r in enumerate(self.ranks) if r == 1)
-
-
 _CANONICAL = tuple(k for k, n in enumerate(DECK_COUNTS) for _ in range(n))  # kind of printed card i
 _IDS = range(DECK_SIZE)
-_SINGLES: tuple[Play, ...] = tuple((c,) for c in _IDS)  # shared one-card plays: no allocation
 
 
 def new_game(config: GameConfig, seed: int, *, ids: int | None = None) -> GameState:
@@ -283,92 +100,6 @@ def new_game(config: GameConfig, seed: int, *, ids: int | None = None) -> GameSt
     state._result = None
     _deal(state)
     return state
-
-
-def legal_plays(state: GameState, seat: int) -> list[Play]:
-    """Every legal play of ``seat`` this turn, in the fixed order of R16: single
-    cards in hand order, then ordered pairs (i, j), i != j, by i then j (pairs
-    only with chopsticks in the tableau, R8).
-
-    For the dummy's controller (R15) each play ends with the dummy's card:
-    ``(own, dummy)`` for every ordered pair of hand positions, then
-    ``(own1, own2, dummy)`` for every ordered triple when chopsticks allow it.
-    An empty list means the seat does not decide this turn.
-    """
-    if not 0 <= seat < state.config.players:  # (a chained compare: cheap on the hot path)
-        _check_seat(state, seat)
-        return []  # the dummy's seat never decides (R15)
-    if state.over:
-        return []
-    hand = state.hands[seat]
-    n = len(hand)
-    if seat == state.controller:
-        plays: list[Play] = [(a, b) for a in hand for b in hand if a != b]
-        if state.chopsticks[seat] and n >= 3:
-            plays += [(a, b, c) for a in hand for b in hand if a != b for c in hand if c != a and c != b]
-        return plays
-    if n < 2 and state.controller >= 0:
-        return []  # the dummy variant's last card is played for this player (R15)
-    plays = list(map(_SINGLES.__getitem__, hand))
-    if state.chopsticks[seat] and n >= 2:
-        plays += [(a, b) for a in hand for b in hand if a != b]
-    return plays
-
-
-def check_play(state: GameState, seat: int, play: object) -> Play:
-    """Validate one seat's play without changing anything; returns it as a tuple.
-
-    Raises :class:`InvalidPlayError` if it is not a well-formed play and
-    :class:`IllegalPlayError` if it is one but the rules forbid it here.
-    """
-    rnd, turn = state.round, state.turn
-    _check_seat(state, seat)
-    if state.over:
-        raise IllegalPlayError("the game is over", seat=seat, round=rnd, turn=turn, cards=play, rule="R13")
-    deciding = state.deciding_seats()
-    if seat not in deciding:
-        raise InvalidPlayError(
-            "this seat does not choose this turn (its last card is played for it)",
-            seat=seat, round=rnd, turn=turn, cards=play, rule="R15" if state.controller >= 0 else "R6a",
-        )
-    if isinstance(play, list):
-        play = tuple(play)
-    if type(play) is not tuple or not all(type(c) is int for c in play):
-        raise InvalidPlayError(
-            f"a play is a list of card ids (integers), not {play!r}",
-            seat=seat, round=rnd, turn=turn, cards=play, rule="R4",
-        )
-    controller = seat == state.controller
-    most = 3 if controller else 2
-    least = 2 if controller else 1
-    if not least <= len(play) <= most:
-        what = "one or two of your cards, then the dummy's card" if controller else "one card, or two with chopsticks"
-        raise InvalidPlayError(
-            f"a play names {what}; got {len(play)} ids {list(play)}",
-            seat=seat, round=rnd, turn=turn, cards=play, rule="R15" if controller else "R4",
-        )
-    if len(set(play)) != len(play):
-        raise InvalidPlayError(
-            f"a card id is named twice in {list(play)}",
-            seat=seat, round=rnd, turn=turn, cards=play, rule="R4",
-        )
-    hand = state.hands[seat]
-    for c in play:
-        if c not in hand:
-            # Never name the kind of a card this seat cannot see (another seat's hand).
-            exists = "" if 0 <= c < DECK_SIZE else " (no such card in this game)"
-            raise IllegalPlayError(
-                f"card {c}{exists} is not in this seat's hand {_describe(state, hand)}",
-                seat=seat, round=rnd, turn=turn, cards=play, rule="R4",
-            )
-    own = len(play) - 1 if controller else len(play)
-    if own == 2 and not state.chopsticks[seat]:
-        raise IllegalPlayError(
-            f"taking two cards {_describe(state, play[:2])} needs chopsticks already in the tableau",
-            seat=seat, round=rnd, turn=turn, cards=play, rule="R8",
-        )
-    return play
-
 
 def apply_turn(state: GameState, plays: Sequence[Play | None]) -> None:
     """Apply one turn's simultaneous choices (R4–R8, R15), then pass the hands.
@@ -637,12 +368,3 @@ def result(state: GameState) -> GameResult:
     if state._result is None:
         raise ValueError(f"the game is not over ({state!r})")
     return state._result
-
-
-def _describe(state: GameState, cards: Sequence[int]) -> str:
-    return "[" + ", ".join(f"{c} {KINDS[state.kind_of[c]]}" for c in cards) + "]"
-
-
-def _check_seat(state: GameState, seat: int) -> None:
-    if type(seat) is not int or not 0 <= seat < len(state.hands):
-        raise ValueError(f"seat must be an int from 0 to {len(state.hands) - 1}, not {seat!r}")

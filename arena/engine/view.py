@@ -13,7 +13,8 @@ from typing import Any
 import msgspec
 
 from .cards import KINDS
-from .game import GameState, Variant, legal_plays
+from .plays import legal_plays
+from .state import GameState, Variant
 
 
 class Card(msgspec.Struct, frozen=True):
