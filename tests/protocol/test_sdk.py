@@ -474,6 +474,20 @@ def test_the_sdk_needs_nothing_of_the_arena() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_every_name_a_bot_author_imported_from_the_sdk_is_still_there() -> None:
+    """Bot authors write ``from protocol.sdk import ...``: the SDK's own names (its
+    ``__all__``) and the message types a View hands out stay importable from it, now
+    that the memory and the view are modules of their own, and they are the same objects."""
+    import protocol.sdk as sdk
+
+    assert sdk.__all__ == ["Bot", "GameMemory", "Session", "View", "run"]
+    assert (sdk.Bot, sdk.GameMemory, sdk.Session, sdk.View, sdk.run) == (Bot, GameMemory, Session, View, run)
+    for name in ("Act", "Action", "Card", "Event", "GameOver", "GameStart", "Hello", "HelloReply",
+                 "LastAction", "LastCard", "Play", "Ready", "Reply", "Request", "Reveal", "RoundEnd",
+                 "RoundStart", "Rules", "SeatCard", "Shutdown", "TableauCard"):
+        assert getattr(sdk, name) is getattr(protocol, name), name
+
+
 def _env() -> dict[str, str]:
     import os
 
