@@ -1,4 +1,4 @@
-"""tools/strength.py: rotations, the interval, and a short real match through the referee."""
+"""tests/bench/tools/strength.py: rotations, the interval, and a short real match through the referee."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sdk_helpers import ROOT
 
 
 def load_tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("strength_tool", ROOT / "tools" / "strength.py")
+    spec = importlib.util.spec_from_file_location("strength_tool", ROOT / "tests" / "bench" / "tools" / "strength.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there

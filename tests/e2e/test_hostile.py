@@ -640,10 +640,11 @@ def test_sigkill_at_limits_leaves_what_the_next_start_sweeps(tmp_path: Path) -> 
 
 
 def test_the_containment_table_tool_measures_each_behaviour() -> None:
-    """tools/hostile_table.py (the closing table: what the arena did with each hostile
-    behaviour, and how fast) on two behaviours."""
+    """tests/bench/tools/hostile_table.py (the closing table: what the arena did with each
+    hostile behaviour, and how fast) on two behaviours."""
     out = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "hostile_table.py"), "--only", "crash,slow_once", "--json", "--sandbox", "limits"],
+        [sys.executable, str(ROOT / "tests" / "bench" / "tools" / "hostile_table.py"),
+         "--only", "crash,slow_once", "--json", "--sandbox", "limits"],
         capture_output=True, text=True, timeout=60, check=True,
     )
     doc = json.loads(out.stdout)

@@ -3,7 +3,7 @@
 PROTOCOL.md: every JSON example is a complete, valid message of the direction it
 claims, the examples cover every message and event type, every field of every
 message is documented, the annotated game is what the real referee sends
-(re-captured here with tools/capture_exchange.py), and the minimal bot in the doc
+(re-captured here with tests/bench/tools/capture_exchange.py), and the minimal bot in the doc
 plays clean games. REPLAY.md: every field is documented, its examples are real
 replay data, and its Python reader runs on a real replay."""
 
@@ -152,7 +152,7 @@ def test_no_machine_paths(doc: Path) -> None:
 
 
 def _capture_module() -> Any:
-    spec = importlib.util.spec_from_file_location("capture_exchange", ROOT / "tools" / "capture_exchange.py")
+    spec = importlib.util.spec_from_file_location("capture_exchange", ROOT / "tests" / "bench" / "tools" / "capture_exchange.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -214,13 +214,13 @@ def captures(games: dict[str, Any]) -> dict[str, list[tuple[str, dict[str, Any]]
 
 
 def test_every_example_is_a_line_the_real_referee_exchanged(captures: dict[str, Any]) -> None:
-    """The examples come from tools/capture_exchange.py; re-run it if this fails."""
+    """The examples come from tests/bench/tools/capture_exchange.py; re-run it if this fails."""
     positions = []
     for block in BLOCKS:
         transcript = captures["dummy" if "dummy variant" in block.section else "standard"]
         doc = _normal(json.loads(block.body))
         found = [i for i, (d, real) in enumerate(transcript) if d == block.direction and _matches(doc, real, block.before)]
-        assert found, f"{block}: not a message of the captured game (re-capture with tools/capture_exchange.py)"
+        assert found, f"{block}: not a message of the captured game (re-capture with tests/bench/tools/capture_exchange.py)"
         if "annotated game" in block.section:
             positions.append(found[0])
     assert positions == sorted(positions), "the annotated game is shown in the order it was played"

@@ -1,8 +1,8 @@
 """Measure bots' strength: many games through the real referee, win shares with 95% intervals.
 
-    python3 tools/strength.py example_bots/mcts example_bots/greedy --games 200
-    python3 tools/strength.py example_bots/{random,greedy,mcts,minimal} --games 200
-    python3 tools/strength.py A B --players 2 --variant dummy --games 100 --json
+    python3 tests/bench/tools/strength.py example_bots/mcts example_bots/greedy --games 200
+    python3 tests/bench/tools/strength.py example_bots/{random,greedy,mcts,minimal} --games 200
+    python3 tests/bench/tools/strength.py A B --players 2 --variant dummy --games 100 --json
 
 One bot per seat: every deal is played once in each rotation of the bots round the
 table, so each bot sits in every seat equally and meets the same cards (on odd deals
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import trio
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]  # the repository: tests/bench/tools/ is three below it
 sys.path.insert(0, str(ROOT))
 
 from arena.bots import BotError  # noqa: E402

@@ -2,9 +2,9 @@
 (the hostile test bot against greedy, through the real referee and sandbox), printed as
 a Markdown table.
 
-    python3 tools/hostile_table.py                      # strict where available, else limits
-    python3 tools/hostile_table.py --sandbox limits
-    python3 tools/hostile_table.py --only hang-midgame,memory-hog --json
+    python3 tests/bench/tools/hostile_table.py                      # strict where available, else limits
+    python3 tests/bench/tools/hostile_table.py --sandbox limits
+    python3 tests/bench/tools/hostile_table.py --only hang-midgame,memory-hog --json
 
 Per behaviour: what the arena did (the faults recorded for the hostile seat, whether it
 ended on autopilot, why the sandbox killed it), and two times, both counted from the
@@ -38,7 +38,7 @@ from typing import Any
 
 import trio
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]  # the repository: tests/bench/tools/ is three below it
 sys.path.insert(0, str(ROOT))
 
 from arena.bots import _cgroup  # noqa: E402

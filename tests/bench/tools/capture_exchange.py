@@ -1,7 +1,7 @@
 """Capture a real protocol-v1 exchange between the referee and one bot.
 
-    python3 tools/capture_exchange.py [--seed N] [--out FILE] [--markdown]
-    python3 tools/capture_exchange.py --find-seed [--tries N]
+    python3 tests/bench/tools/capture_exchange.py [--seed N] [--out FILE] [--markdown]
+    python3 tests/bench/tools/capture_exchange.py --find-seed [--tries N]
 
 Plays one real two-player game with :func:`arena.game.referee.play_game` between two
 copies of the test bot (``tests/data/bots/testbot.py``: seeded random legal plays).
@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]  # the repository: tests/bench/tools/ is three below it
 TESTBOT = ROOT / "tests" / "data" / "bots" / "testbot.py"
 DEFAULT_SEED = 6  # seat 0 plays chopsticks in round 1 (see --find-seed)
 DUMMY_SEED = 3
