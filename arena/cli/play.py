@@ -3,7 +3,6 @@ arena.authoring.play plays it, and it is printed here (the game, or one JSON obj
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -46,7 +45,7 @@ def play_command(
 ) -> None:
     """Play one game among the given bots (or you and bots: `arena play human BOT`) and print it."""
     from arena.authoring.play import is_human, play_one
-    from arena.cli.render import render_game, replay_summary
+    from arena.cli.render_lines import print_played, print_stopped
     from arena.engine import GameConfig
 
     if not 2 <= len(bots) <= 5:
@@ -66,20 +65,13 @@ def play_command(
                 key=play_key(results),
             )
     except KeyboardInterrupt as exc:
-        by = f" ({exc})" if str(exc) else ""
-        err.print(f"interrupted: the game was not finished and no replay was written; every bot was stopped{by}", highlight=False)
+        print_stopped(err, "the game was not finished and no replay was written; every bot was stopped", exc)
         raise typer.Exit(130) from None
     path = replay or results / "play" / f"{outcome.record.game_id}.json.gz"
     from arena.game.replay import write_replay
 
     write_replay(path, outcome.record.replay)
-    if json_output:
-        summary = replay_summary(outcome.record.replay)
-        summary["replay"] = str(path)
-        print(json.dumps(summary))
-    else:
-        render_game(out, outcome.record.replay, verbose=verbose)
-        err.print(f"replay: {path}", highlight=False)
+    print_played(out, err, outcome.record.replay, path, verbose=verbose, json_output=json_output)
     if outcome.record.status == "void":
         raise typer.Exit(1)
 

@@ -3,12 +3,10 @@ a bot), and re-simulate replays against the engine and the store."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from arena.cli.console import err, out
 from arena.cli.options import JsonOption, SandboxOption, sandbox_settings
@@ -74,7 +72,7 @@ def replay_command(
 ) -> None:
     """Show a recorded game turn by turn: hands, plays, tableaus, scores and faults;
     or, with --ask, put one seat's recorded decision to a bot."""
-    from arena.cli.render import render_ask, render_game, replay_summary
+    from arena.cli.render_lines import print_asked, print_replay, print_stopped, print_viewer
     from arena.game.replay import ReplayError, read_replay
 
     if ask is not None:
@@ -89,13 +87,9 @@ def replay_command(
                 sandbox=sandbox_settings(sandbox),
             )
         except KeyboardInterrupt as exc:
-            by = f" ({exc})" if str(exc) else ""
-            err.print(f"interrupted: the bot was stopped before it answered{by}", highlight=False)
+            print_stopped(err, "the bot was stopped before it answered", exc)
             raise typer.Exit(130) from None
-        if json_output:
-            print(json.dumps(report.to_dict()))
-        else:
-            render_ask(out, report)
+        print_asked(out, report, json_output=json_output)
         if not report.legal:
             raise typer.Exit(1)
         return
@@ -111,12 +105,9 @@ def replay_command(
     if html is not None:
         from arena.report.site import write_replay_page
 
-        err.print(f"replay viewer: {write_replay_page(rep, html)}", highlight=False)
+        print_viewer(err, write_replay_page(rep, html))
         return
-    if json_output:
-        print(json.dumps(replay_summary(rep)))
-        return
-    render_game(out, rep, verbose=True, only=only)
+    print_replay(out, rep, only=only, json_output=json_output)
 
 
 def verify_command(
@@ -126,6 +117,7 @@ def verify_command(
     """Re-simulate replays from their seeds and plays and re-derive every recorded outcome;
     in a results folder, check each game's seats against the store too. Every file is
     listed, good or bad; fail on any difference."""
+    from arena.cli.render_lines import Verified, print_verified, print_verify_end
     from arena.game.replay import ReplayError, iter_replays
 
     try:
@@ -133,44 +125,17 @@ def verify_command(
     except ReplayError as exc:
         raise ArenaError(str(exc)) from None
     store = _verify_store(target)
-    # A file that cannot be read as a replay is not counted with the replays that differ
-    # from the engine: a stray file in a folder of replays is not a tampered game.
-    failures: list[tuple[str, str, str]] = []  # file, message, "unreadable" or "differs"
-    listed: list[dict[str, str]] = []
+    results: list[Verified] = []
     try:
         for file in files:
-            kind, message, note = _verify_one(file, store)
-            if kind:
-                failures.append((str(file), message, kind))
-                listed.append({"file": str(file), "status": kind, "error": message})
-                if not json_output:
-                    err.print(f"[bold red]✗[/bold red] {escape(message)}", highlight=False)
-            else:
-                listed.append({"file": str(file), "status": "ok", **({"note": note} if note else {})})
-                if not json_output:
-                    out.print(f"[green]✓[/green] {escape(str(file))}" + (f" [dim]({escape(note)})[/dim]" if note else ""),
-                              highlight=False)
+            results.append((str(file), *_verify_one(file, store)))
+            if not json_output:
+                print_verified(out, err, results[-1])
     finally:
         if store is not None:
             store[0].close()
-    if json_output:
-        print(
-            json.dumps(
-                {
-                    "checked": len(files),
-                    "failed": len(failures),
-                    "failures": [{"file": f, "error": e, "kind": k} for f, e, k in failures],
-                    "files": listed,
-                }
-            )
-        )
-    elif not failures:
-        out.print(f"[green]✓[/green] {len(files)} replay(s) verified: every game re-simulates exactly", highlight=False)
-    if failures and not json_output:
-        err.print(_verify_summary(len(files), failures), highlight=False)
-    if store is None and not json_output:
-        err.print("[dim](not in a results folder: seats, versions and hashes not checked against a store)[/dim]", highlight=False)
-    if failures:
+    print_verify_end(out, err, results, in_store=store is not None, json_output=json_output)
+    if any(kind for _, kind, _, _ in results):
         raise typer.Exit(1)
 
 
@@ -233,23 +198,6 @@ def _verify_one(file: Path, store) -> tuple[str, str, str]:  # noqa: ANN001
     except ReplayError as exc:
         return "differs", str(exc), ""
     return "", "", ""
-
-
-def _verify_summary(checked: int, failures: list[tuple[str, str, str]]) -> str:
-    """The last line of a failed ``arena verify``: the files that are not readable
-    replays apart from the replays that differ from the engine."""
-    unreadable = sum(1 for *_, kind in failures if kind == "unreadable")
-    differ = len(failures) - unreadable
-    replays = checked - unreadable
-    parts = []
-    if unreadable:
-        parts.append(f"{unreadable} file is not a readable replay" if unreadable == 1
-                     else f"{unreadable} files are not readable replays")
-    if differ:
-        parts.append(f"{differ} of {replays} replay(s) differ from the engine")
-    elif replays:
-        parts.append(f"the other {replays} replay(s) verified: every game re-simulates exactly")
-    return "; ".join(parts) if checked == 1 else f"{checked} files checked: " + "; ".join(parts)
 
 
 #: The commands of this module by name, for the app to register.

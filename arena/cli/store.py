@@ -3,16 +3,13 @@ deal key (export, import); the store package (its opening, lock and rebuild) doe
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from arena.cli.console import HELP, busy, err, out, say_waiting
 from arena.cli.options import JsonOption, ResultsArgument
-from arena.cli.render_results import print_rebuild
 
 store_app = typer.Typer(
     help="The results store (RESULTS/arena.db): rebuild it from the replay files, or move its secret deal key.",
@@ -35,18 +32,16 @@ def store_rebuild_command(
     """Make RESULTS/arena.db again from the replay files (every replay re-simulated), e.g.
     after it was damaged: the old file is moved aside, never deleted; what could not be
     recovered is listed. Holds the results folder like a run (waits for one going on)."""
+    from arena.cli.render_lines import print_interrupted, print_rebuilt
     from arena.store.rebuild import rebuild_store
 
     try:
         with busy("rebuilding the store from the replays…", shown=not json_output):
             report = rebuild_store(results, on_wait=say_waiting)
     except KeyboardInterrupt:
-        err.print("\n[yellow]interrupted[/yellow]: the store was not changed.", highlight=False)
+        print_interrupted(err, "the store")
         raise typer.Exit(130) from None
-    if json_output:
-        print(json.dumps(report.to_dict()))
-    else:
-        print_rebuild(out, err, report)
+    print_rebuilt(out, err, report, json_output=json_output)
     if report.not_recovered or report.lost:  # (a lost meta table is said above: the games are all there)
         raise typer.Exit(1)
 
@@ -58,6 +53,7 @@ def store_key_export_command(
     """Print the store's deal key (64 hex digits). Keep it secret: whoever has it can compute every
     deal of the store's games. `arena store key import` puts it into a fresh results folder, whose
     runs then play the very same games with the same --seed."""
+    from arena.cli.render_lines import print_deal_key
     from arena.store.opening import open_store
 
     # Read-only first (a read-only folder's key can be exported too); a store without a key
@@ -67,7 +63,7 @@ def store_key_export_command(
     if key is None:
         with open_store(results, create=False) as store:
             key = store.deal_key()
-    print(key.hex())
+    print_deal_key(key)
 
 
 @store_key_app.command("import")
@@ -77,6 +73,7 @@ def store_key_import_command(
 ) -> None:
     """Make KEY the deal key of the store in RESULTS: only a store with no games yet (or a new one).
     Holds the results folder like a run (waits for one going on, then checks its games)."""
+    from arena.cli.render_lines import print_interrupted, print_key_imported
     from arena.store.database import parse_deal_key
     from arena.store.lock import results_lock
     from arena.store.opening import open_store
@@ -88,6 +85,6 @@ def store_key_import_command(
         with results_lock(results, "arena store key import", on_wait=say_waiting), open_store(results) as store:
             store.import_deal_key(key)
     except KeyboardInterrupt:
-        err.print("\n[yellow]interrupted[/yellow]: the deal key was not changed.", highlight=False)
+        print_interrupted(err, "the deal key")
         raise typer.Exit(130) from None
-    err.print(f"deal key imported into {escape(str(store.path))}", highlight=False)
+    print_key_imported(err, store.path)
