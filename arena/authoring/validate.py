@@ -10,15 +10,14 @@ coming back in a reveal, the last card of a round, every player count, both pass
 variants, both sides of the dummy variant, and one answer set aside on purpose so that
 ``last_action`` reports a fault. Every request and answer is recorded as an
 :class:`Exchange`; each :class:`Check` is judged from the exchanges that show its
-situation, and a failure says what was sent, what came back, what was expected and
-which section of protocol/PROTOCOL.md covers it.
+situation (:mod:`arena.authoring.verdict`), and a failure says what was sent, what came
+back, what was expected and which section of protocol/PROTOCOL.md covers it.
 """
 
 from __future__ import annotations
 
 import json
 import random
-import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -30,16 +29,12 @@ import trio
 
 from arena.authoring.checks import (
     DUMMY,
-    EVENTS,
     FAULT_HINT,
     FAULT_SECTION,
     FAULTS,
     LEGAL,
     MESSAGES,
     PACKAGING,
-    RULES_BRIEF,
-    SHARED,
-    TIME,
     Check,
     Exchange,
     Section,
@@ -47,19 +42,13 @@ from arena.authoring.checks import (
 )
 from arena.authoring.situations import (
     AFTER_FAULT,
-    CHOPSTICKS,
-    CONTROLLER,
-    LAST_CARD,
-    OTHER,
-    RETURNED,
-    WASABI_PAIR,
-    WASABI_SHOWN,
     GameScript,
     event_situations,
     house_play,
     scripts,
     situations_of,
 )
+from arena.authoring.verdict import Seen, judge
 from arena.bots import BotError
 from arena.bots.manifest import BotManifest, find_bot, prepare_bot
 from arena.bots.sandbox import SandboxSettings
@@ -180,13 +169,9 @@ class _Validator:
         self.manifest = manifest
         self.ts = time_settings
         self.turn_s = time_settings.seconds(time_settings.turn_ms)
-        self.exchanges: list[Exchange] = []
-        self.decisions_ms: list[float] = []
-        self.hello_check: Check | None = None
+        self.seen = Seen(time_settings)  # what the verdict is judged from
         self.startup_ms: float | None = None
         self.player: Any = None
-        self.games_played: set[str] = set()
-        self.unplayed: dict[str, str] = {}  # label -> why the game was not played
         self.stderr: list[str] = []  # what the bot wrote to stderr, in pieces as taken
 
     def take_stderr(self, where: str) -> str:
@@ -211,7 +196,7 @@ class _Validator:
             self.player = pool.player(spec, version=self.manifest.version, content_hash=self.manifest.content_hash)
             if not await self.handshake():
                 for g in games:
-                    self.unplayed[g.label] = "not played: the bot did not complete the handshake (see hello)"
+                    self.seen.unplayed[g.label] = "not played: the bot did not complete the handshake (see hello)"
                 return
             for g in games:
                 await self.play(g)
@@ -233,7 +218,7 @@ class _Validator:
                 hint = "the run command could not be started: check `run` (an argv, relative to the bot's folder)"
             trace = trace_excerpt(self.take_stderr("hello")) if fault.kind in ("crash", "timeout", "malformed") else ""
             quoted = f"; its stderr began:\n{trace}" if trace else ""
-            self.hello_check = Check(
+            self.seen.hello_check = Check(
                 "hello",
                 False,
                 f"sent {sent}; got {fault.message}; expected {expected} (fault: {fault.kind}; {hint}){quoted}",
@@ -249,7 +234,7 @@ class _Validator:
         note = ""
         if reply.name != self.manifest.name:
             note = f" (its identity is the name {self.manifest.name!r} from how it is packaged; the name in the reply is only logged)"
-        self.hello_check = Check(
+        self.seen.hello_check = Check(
             "hello",
             True,
             f"started and answered hello in {self.startup_ms:.0f} ms: protocol version {reply.version}, name {reply.name!r}{note}",
@@ -274,7 +259,7 @@ class _Validator:
     def record(self, game: str, what: str, rnd: int, turn: int, sent: str, situations: frozenset[str], status: str,
                received: str, expected: str, section: Section, elapsed_ms: float | None = None) -> Exchange:
         ex = Exchange(game, what, rnd, turn, sent, situations, status, received, expected, section, elapsed_ms)
-        self.exchanges.append(ex)
+        self.seen.exchanges.append(ex)
         return ex
 
     # -- one game -----------------------------------------------------------------------
@@ -291,14 +276,14 @@ class _Validator:
             await self.player.request(start, Ready, ts.seconds(ts.hello_ms))
         except BotFault as fault:
             hint = ""
-            if fault.kind == "crash" and self.games_played:
+            if fault.kind == "crash" and self.seen.games_played:
                 hint = " — one process plays many games in a row: after game_over, wait for the next game_start (§1)"
             self.record(label, "game_start", 0, 0, f"game_start id={start.id} (seat {me} of {config.seats})", frozenset(),
                         fault.kind, fault.message + hint, f'{{"type": "ready", "re": {start.id}}} within hello_ms',
                         FAULT_SECTION.get(fault.kind, MESSAGES))
             await self.player.close()
             return
-        self.games_played.add(label)
+        self.seen.games_played.add(label)
         rng = random.Random(f"house:{script.seed}")
         while not state.over:
             plays: list[tuple[int, ...] | None] = [None] * config.players
@@ -385,7 +370,7 @@ class _Validator:
                 await self.player.close()
             return play
         elapsed_ms = elapsed * 1000
-        self.decisions_ms.append(elapsed_ms)
+        self.seen.decisions_ms.append(elapsed_ms)
         if elapsed > self.turn_s:
             seat.bank_s = max(0.0, seat.bank_s - (elapsed - self.turn_s))
         received = _describe_action(reply)
@@ -472,119 +457,6 @@ class _Validator:
             return
         self.record(script.label, "game_over", 0, 0, sent, situations, "ok", expected, expected, MESSAGES)
 
-    # -- the verdict ----------------------------------------------------------------------
-    def checks(self, games: list[GameScript]) -> list[Check]:
-        checks = [self.hello_check] if self.hello_check is not None else []
-        for g in games:
-            checks.append(self.game_check(g))
-        chop = next(g.label for g in games if g.force_chopsticks)
-        fault_game = next(g.label for g in games if g.set_aside)
-        dummy = next(g.label for g in games if g.config.variant is Variant.DUMMY)
-        first = games[0].label
-        checks += [
-            self.situation_check(
-                "chopsticks offered", (CHOPSTICKS,), chop, LEGAL,
-                "offered two-card plays (chopsticks in its tableau)"),
-            self.situation_check(
-                "wasabi before nigiri", (WASABI_PAIR, WASABI_SHOWN), chop, RULES_BRIEF,
-                "offered a wasabi-then-nigiri chopsticks pair (R7a), and shown another seat playing one"),
-            self.situation_check(
-                "chopsticks returned", (RETURNED,), chop, EVENTS,
-                "shown reveals where chopsticks were used and went back into the hand passed on (R8)"),
-            self.situation_check(
-                "last card of a round", (LAST_CARD,), first, EVENTS,
-                "shown the last_card event (the last card played for every seat, R6a) with the round_end"),
-            self.situation_check(
-                "dummy: controller turn", (CONTROLLER,), dummy, DUMMY,
-                "asked as the dummy's controller (act.dummy true: every play names a dummy_card)"),
-            self.situation_check(
-                "dummy: other player's turn", (OTHER,), dummy, DUMMY,
-                "asked while the other player controls the dummy (act.dummy false: no dummy_card)"),
-            self.fault_check(fault_game),
-            self.time_check(),
-        ]
-        return checks
-
-    def _not_reached(self, name: str, label: str, section: Section, what: str = "") -> Check:
-        prefix = f"{what}: " if what else ""
-        if label in self.unplayed:
-            return Check(name, False, prefix + self.unplayed[label], str(section), summary="not played: no handshake")
-        bad = next((e for e in self.exchanges if e.game == label and not e.ok), None)
-        if bad is not None:
-            return Check(name, False, f"{prefix}not reached, because the bot failed earlier: {bad.describe()}",
-                         str(bad.section), summary=f"not reached: {bad.summary}",
-                         details=(("not reached", f"the bot failed earlier in '{label}'"), *bad.details(what)))
-        return Check(name, False, f"{prefix}not reached in '{label}'", str(section), summary="not reached")
-
-    def game_check(self, g: GameScript) -> Check:
-        name = g.label
-        mine = [e for e in self.exchanges if e.game == g.label]
-        bad = next((e for e in mine if not e.ok), None)
-        if bad is not None:
-            return Check(name, False, bad.describe(), str(bad.section), summary=bad.summary, details=bad.details())
-        if not any(e.what == "game_over" for e in mine):
-            return self._not_reached(name, g.label, MESSAGES)
-        decisions = sum(1 for e in mine if e.what == "act")
-        extra = ", passing right in round 2" if g.config.variant is Variant.ALTERNATE else ""
-        text = f"seat {g.seat} of {g.config.seats}{extra}: {decisions} decisions, all accepted"
-        return Check(name, True, f"{text}; game_start and game_over answered", str(MESSAGES), summary=text)
-
-    def situation_check(self, name: str, keys: tuple[str, ...], home: str, section: Section, what: str) -> Check:
-        seen = [e for e in self.exchanges if any(k in e.situations for k in keys)]
-        bad = next((e for e in seen if not e.ok), None)
-        if bad is not None:
-            # A crash or an illegal answer here is about the situation; a timeout or a bad line is not.
-            where = section if bad.status in ("crash", "illegal") and bad.section is not DUMMY else bad.section
-            return Check(name, False, f"{what}: {bad.describe()}", str(where), summary=bad.summary,
-                         details=bad.details(what))
-        if any(not any(k in e.situations for e in seen) for k in keys):
-            return self._not_reached(name, home, section, what)
-        text = f"{len(seen)}×, first at {seen[0].where}; all accepted"
-        return Check(name, True, f"{what}: {text}", str(section), summary=text)
-
-    def fault_check(self, label: str) -> Check:
-        name = "fault in last_action"
-        what = "after its answer was set aside on purpose (reported in last_action as a timeout)"
-        after = [e for e in self.exchanges if AFTER_FAULT in e.situations]
-        bad = next((e for e in after if not e.ok), None)
-        if bad is not None:
-            return Check(name, False, f"{what}: {bad.describe()}", str(bad.section), summary=bad.summary,
-                         details=bad.details(what))
-        aside = next((e for e in self.exchanges if e.game == label and e.status == "set_aside"), None)
-        if aside is None or not any(e.what == "game_over" for e in after):
-            return self._not_reached(name, label, SHARED, what)
-        text = f"set aside at {aside.where}; the bot played on: {len(after)} more request(s) answered"
-        return Check(
-            name, True,
-            f"its answer at {aside.where} was set aside on purpose (last_action.status 'timeout' in the next act); "
-            f"it answered that act and the remaining {len(after) - 1} request(s) of the game correctly",
-            str(SHARED), summary=text,
-        )
-
-    def time_check(self) -> Check:
-        name = "time"
-        ts = self.ts
-        late = [e for e in self.exchanges if e.status == "timeout"]
-        if late:
-            return Check(name, False, f"{len(late)} request(s) not answered in time; the first: {late[0].describe()}",
-                         str(TIME), summary=f"{len(late)} timeout(s), the first at {late[0].where}",
-                         details=late[0].details(f"{len(late)} request(s) not answered in time; the first:"))
-        if not self.decisions_ms:
-            why = "not reached: no game was played" if not self.games_played else "no decision was answered"
-            return Check(name, False, why, str(TIME))
-        if ts.no_timeout:
-            return Check(name, True, "deadlines were off (--no-timeout): nothing was timed", str(TIME))
-        turn_ms = ts.scaled_ms(ts.turn_ms)
-        text = (f"median {statistics.median(self.decisions_ms):.2f} ms, worst {max(self.decisions_ms):.2f} ms "
-                f"(turn_ms {turn_ms})")
-        over = sum(1 for d in self.decisions_ms if d > turn_ms)
-        if over:
-            text += f"; {over} over turn_ms, paid from the bank"
-        message = f"{len(self.decisions_ms)} decisions, every one in time: {text}"
-        if over:
-            message += ": a loaded tournament machine could time such answers out"
-        return Check(name, True, message, str(TIME), summary=text)
-
 
 def _last(play: tuple[int, ...], controller: bool, status: str, message: str, elapsed_ms: float | None) -> LastAction:
     return LastAction(
@@ -634,9 +506,9 @@ def validate_bot(
     games = scripts()
     validator = _Validator(manifest, time_settings)
     trio.run(validator.run, spec, games)
-    report.checks += validator.checks(games)
+    report.checks += judge(games, validator.seen)
     report.stderr = validator.stderr_kept()
     report.startup_ms = validator.startup_ms
-    report.decisions_ms = validator.decisions_ms
+    report.decisions_ms = validator.seen.decisions_ms
     return report
 
