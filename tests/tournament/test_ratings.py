@@ -12,6 +12,7 @@ import math
 import random
 
 import pytest
+from size_helpers import held_entries
 
 from arena.errors import ArenaError
 from arena.tournament.ratings import (
@@ -450,25 +451,6 @@ def test_tally_without_sets_keeps_everything_but_points_vs_table() -> None:
         assert (stats.games, stats.wins, stats.win_share, stats.mean_points, stats.mean_rank, stats.faults) == (
             expected.games, expected.wins, expected.win_share, expected.mean_points, expected.mean_rank, expected.faults
         )
-
-
-def held_entries(root: object) -> int:
-    """How many entries the containers that ``root`` holds have in all (a deterministic size
-    of a structure: numbers count once per place they are held, not per distinct object)."""
-    import gc
-
-    seen: set[int] = set()
-    todo = [root]
-    entries = 0
-    while todo:
-        obj = todo.pop()
-        if id(obj) in seen or isinstance(obj, type):
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, dict | list | tuple | set | frozenset):
-            entries += len(obj)
-        todo.extend(gc.get_referents(obj))
-    return entries
 
 
 def test_a_tally_without_sets_does_not_grow_with_games() -> None:
