@@ -528,7 +528,10 @@ def rate(
     from a private generator seeded with ``seed``, and is refitted by one Newton step from the
     full fit (:class:`_OneStep`); the interval is the central ``level`` share of the resampled
     ratings (percentiles, linearly interpolated). Deterministic, and independent of the order of
-    the games. ``bootstrap=0`` skips it: ``low`` and ``high`` are NaN. With an anchor, every
+    the games. 200 resamples is as few as the coverage allows: over 480 intervals (60 simulated
+    tournaments of 8 bots), the 95% intervals covered the true Elo 90-91% of the time with 25-50
+    resamples, 93-94% with 100 and 92-95% with 200 or 400 (100 and 250 sets a tournament), and
+    their width still grew up to 200. ``bootstrap=0`` skips it: ``low`` and ``high`` are NaN. With an anchor, every
     resample is anchored too, so the anchor's interval has no width and the others' are
     relative to it.
     """
