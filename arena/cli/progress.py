@@ -22,6 +22,7 @@ from rich.text import Text
 from arena.cli.console import err
 from arena.cli.render_results import quoted_reason, rows_table
 from arena.text import LINE_LIMIT, NAME_LIMIT, printable
+from arena.tournament.ratings import GameResult, Tally
 
 
 class ConsoleReporter:
@@ -34,10 +35,16 @@ class ConsoleReporter:
         self.live: Live | None = None
         self.progress: Progress | None = None
         self.task: Any = None
-        self.results: list[Any] = []
+        # The games of this run as aggregates (flat memory however long the run: no per-game
+        # list), and the last live fit, the next one's warm start.
+        self.tally = Tally(by_set=False)
+        self.elo: dict[str, float] = {}
         self.names: dict[str, str] = {}
         self.total = 0
         self.last_table = 0.0
+        # What the live table cost last time: it is redrawn only after 20 times that, so that
+        # it never takes more than about 5% of the run, however many bots and games.
+        self.table_cost = 0.0
         self.table: Table | None = None
         self.faults = 0
         self.t0 = time.monotonic()
@@ -102,12 +109,15 @@ class ConsoleReporter:
                 highlight=False,
             )
 
-    def game_done(self, game: Any, record: Any, done: int, total: int) -> None:
-        from arena.tournament.ratings import GameResult
+    @property
+    def played(self) -> int:
+        """The complete games of this run so far."""
+        return self.tally.games
 
+    def game_done(self, game: Any, record: Any, done: int, total: int) -> None:
         n = record.config.players
         if record.status == "complete":
-            self.results.append(
+            self.tally.add(
                 GameResult(
                     game_id=record.game_id,
                     set_id=game.set_id,
@@ -120,15 +130,17 @@ class ConsoleReporter:
             )
         self.faults += sum(sum(f.values()) for f in record.faults)
         elapsed = time.monotonic() - self.t0
-        rate = len(self.results) / elapsed if elapsed > 0 else 0.0
+        rate = self.played / elapsed if elapsed > 0 else 0.0
         if self.progress is not None and self.live is not None:
             left = max(0, total - done)
             eta = time.strftime("%H:%M:%S", time.gmtime(left / rate)).removeprefix("0") if rate > 0 and left / rate < 86_400 else "-:--:--"
             self.progress.update(self.task, completed=done, rate=f"{rate:.1f}/s", eta=eta)
             now = time.monotonic()
-            if now - self.last_table > 1.0 or done == total:
-                self.last_table = now
-                self.live.update(Group(self.progress, self._live_table(done, total)))
+            if now - self.last_table > max(1.0, 20.0 * self.table_cost) or done == total:
+                table = self._live_table(done, total)
+                self.last_table = time.monotonic()
+                self.table_cost = self.last_table - now
+                self.live.update(Group(self.progress, table))
         elif not self.quiet:
             # Every finished game gets its line, however long the run: a log is read with
             # grep and tail, and a game left out of it cannot be found there.
@@ -143,11 +155,12 @@ class ConsoleReporter:
             status = "" if record.status == "complete" else f" VOID ({printable(reason, limit=LINE_LIMIT)})"
             err.print(Text(f"[{done}/{total}] game {record.game_id} {scores}{status}"), highlight=False)
 
-    def _live_table(self, done: int, total: int) -> Table:
-        from arena.tournament.ratings import bot_stats, fit_elo
-
-        elo = fit_elo(self.results)
-        stats = bot_stats(self.results)
+    def live_rows(self) -> list[dict[str, Any]]:
+        """The live leaderboard's rows: the fit and statistics of this run's games so far,
+        refitted from the last fit (the same ratings as a cold fit, sooner)."""
+        elo = self.tally.fit(start=self.elo or None)
+        self.elo = elo
+        stats = self.tally.stats()
         rows = []
         for i, key in enumerate(sorted(elo, key=lambda k: -elo[k]), 1):
             s = stats[key]
@@ -163,7 +176,10 @@ class ConsoleReporter:
                     "faults": s.faults,
                 }
             )
-        return rows_table(rows, title=f"live: {len(self.results)} games played this run ({done}/{total})", live=True)
+        return rows
+
+    def _live_table(self, done: int, total: int) -> Table:
+        return rows_table(self.live_rows(), title=f"live: {self.played} games played this run ({done}/{total})", live=True)
 
     def close(self) -> None:
         if self.live is not None:

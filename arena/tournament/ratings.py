@@ -17,7 +17,8 @@ The method, as BayesElo and Ordo do it, does not depend on the order of the game
   BOT has ELO instead (differences are unchanged).
 - Intervals: the pairs of one game, and the games of one duplicate set, are correlated, so the
   curvature of the likelihood would understate the uncertainty. :func:`rate` resamples whole
-  duplicate sets with replacement instead, refits each resample, and reports percentiles. With
+  duplicate sets with replacement instead, refits each resample (one Newton step from the full
+  fit, which is as good for the intervals and far cheaper), and reports percentiles. With
   very few sets the resamples barely differ (one set: not at all), so an interval is never
   narrower than the curvature's (the Laplace approximation of the fit, prior included).
 """
@@ -30,6 +31,7 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations, repeat
 from operator import itemgetter, mul
 
 from arena.errors import ArenaError
@@ -41,6 +43,7 @@ __all__ = [
     "LeaderRow",
     "Rating",
     "RatingError",
+    "Tally",
     "bot_stats",
     "fit_elo",
     "head_to_head",
@@ -167,53 +170,50 @@ class _PairData:
     """
 
     def __init__(self, games: Iterable[GameResult]) -> None:
-        per_set: dict[str, dict[tuple[str, str], list[float]]] = defaultdict(dict)
+        per_set: dict[str, dict[tuple[str, str], list[float]]] = {}
         bots: set[str] = set()
         for game in games:
-            bots.update(game.seats)
-            cell = per_set[game.set_id]
-            for a, b, score in pair_scores(game):
-                if a > b:
-                    a, b, score = b, a, 1.0 - score
+            seats = game.seats
+            bots.update(seats)
+            cell = per_set.get(game.set_id)
+            if cell is None:
+                cell = per_set[game.set_id] = {}
+            # What pair_scores says, faster: (on autopilot, rank) orders two seats exactly as
+            # it does (autopilot loses to a seat that played on, then the lower rank wins).
+            keyed = sorted(zip(seats, zip(game.autopilot, game.ranks))) if game.autopilot else sorted(zip(seats, game.ranks))
+            for (a, ka), (b, kb) in combinations(keyed, 2):
+                if a == b:
+                    continue  # self-play says nothing about the bot's strength
                 wins = cell.get((a, b))
                 if wins is None:
-                    cell[(a, b)] = [score, 1.0 - score]
+                    wins = cell[(a, b)] = [0.0, 0.0]
+                if ka < kb:
+                    wins[0] += 1.0
+                elif kb < ka:
+                    wins[1] += 1.0
                 else:
-                    wins[0] += score
-                    wins[1] += 1.0 - score
+                    wins[0] += 0.5
+                    wins[1] += 0.5
         self.bots = sorted(bots)
         index = {bot: i for i, bot in enumerate(self.bots)}
         self.set_count = len(per_set)
-        # Per pair of bots (i < j): the sets it occurs in, and i's and j's wins in each, so that
-        # a resample's totals are a gather and two dot products per pair, all run in C.
-        columns: dict[tuple[int, int], tuple[list[int], list[float], list[float]]] = {}
+        # Every (set, pair) cell, sets in id order: what a resample weighs.
+        self.cells: list[tuple[int, tuple[int, int], float, float]] = []
+        totals: dict[tuple[int, int], list[float]] = {}
         for number, sid in enumerate(sorted(per_set)):
-            for (a, b), (wa, wb) in per_set[sid].items():
-                pair = (index[a], index[b])
-                column = columns.get(pair)
-                if column is None:
-                    column = columns[pair] = ([], [], [])
-                column[0].append(number)
-                column[1].append(wa)
-                column[2].append(wb)
-        self.pairs = sorted(columns)  # pair number -> (i, j), i < j
-        self._columns = [columns[pair] for pair in self.pairs]
-        self._gathers = [itemgetter(*sets) for sets, _, _ in self._columns]
-        self.wins_i = [math.fsum(wa) for _, wa, _ in self._columns]
-        self.wins_j = [math.fsum(wb) for _, _, wb in self._columns]
-
-    def resample(self, rng: random.Random) -> tuple[list[float], list[float]]:
-        """Total wins per pair over as many sets as there are, drawn with replacement."""
-        m = self.set_count
-        counts = [0] * m
-        for s in rng.choices(range(m), k=m):
-            counts[s] += 1
-        wi, wj = [], []
-        for gather, (sets, wa, wb) in zip(self._gathers, self._columns, strict=True):
-            taken = gather(counts) if len(sets) > 1 else (counts[sets[0]],)
-            wi.append(float(sum(map(mul, taken, wa))))
-            wj.append(float(sum(map(mul, taken, wb))))
-        return wi, wj
+            # Pairs in number order: the float sums over a set's cells are then the same
+            # whatever order its games came in.
+            for pair, wa, wb in sorted(((index[a], index[b]), wa, wb) for (a, b), (wa, wb) in per_set[sid].items()):
+                self.cells.append((number, pair, wa, wb))
+                total = totals.get(pair)
+                if total is None:
+                    totals[pair] = [wa, wb]
+                else:
+                    total[0] += wa
+                    total[1] += wb
+        self.pairs = sorted(totals)  # pair number -> (i, j), i < j
+        self.wins_i = [totals[pair][0] for pair in self.pairs]
+        self.wins_j = [totals[pair][1] for pair in self.pairs]
 
 
 # --- the fit -----------------------------------------------------------------------------------
@@ -339,29 +339,6 @@ def _newton(
     return r
 
 
-def _curvature_sd(
-    pairs: list[tuple[int, int]], wi: list[float], wj: list[float], precision: float, r: list[float],
-    anchor_index: int | None,
-) -> list[float]:
-    """Each rating's standard deviation in Elo by the Laplace approximation at ``r``: the
-    inverse of the negated Hessian (prior included, so always invertible), for ratings
-    centred on the pool's mean (or relative to the anchor)."""
-    n = len(r)
-    _, hess = _gradient_hessian(r, pairs, wi, wj, precision)
-    _cholesky(hess)
-    # The inverse's diagonal from L^-1 (C = L^-T L^-1): C_ii is the squared norm of column i of L^-1.
-    inv_l = [_forward(hess, [1.0 if k == c else 0.0 for k in range(n)]) for c in range(n)]  # columns
-    diag = [sum(v * v for v in col) for col in inv_l]
-    if anchor_index is None:  # Var(r_i - mean r) = C_ii - 2/n (C 1)_i + 1/n^2 (1' C 1)
-        c1 = _cho_solve(hess, [1.0] * n)
-        total = sum(c1)
-        variances = [diag[i] - 2.0 / n * c1[i] + total / (n * n) for i in range(n)]
-    else:  # Var(r_i - r_anchor) = C_ii - 2 C_ia + C_aa
-        ca = _cho_solve(hess, [1.0 if k == anchor_index else 0.0 for k in range(n)])
-        variances = [diag[i] - 2.0 * ca[i] + ca[anchor_index] for i in range(n)]
-    return [math.sqrt(max(v, 0.0)) * ELO_PER_LOGIT for v in variances]
-
-
 def _to_elo(
     r: list[float], bots: list[str], mean: float, anchor: tuple[str, float] | None
 ) -> dict[str, float]:
@@ -389,22 +366,59 @@ def _check_options(prior_sd: float, anchor: tuple[str, float] | None, bots: list
     return (ELO_PER_LOGIT / prior_sd) ** 2  # the prior's precision in logits
 
 
+def _start_logits(
+    start: Mapping[str, float] | None, bots: list[str], mean: float
+) -> list[float] | None:
+    """An earlier fit's Elos as a starting point in logits (bots it lacks start at ``mean``),
+    centred: the fit's ratings sum to zero, whatever the earlier fit's anchor shifted."""
+    if start is None or not bots:
+        return None
+    r = []
+    for bot in bots:
+        elo = start.get(bot, mean)
+        if not (isinstance(elo, int | float) and math.isfinite(elo)):
+            raise RatingError(f"start: the Elo of {bot!r} must be a finite number, got {elo!r}")
+        r.append((elo - mean) / ELO_PER_LOGIT)
+    centre = sum(r) / len(r)
+    return [x - centre for x in r]
+
+
+def _fit_pairs(
+    bots: list[str],
+    pairs: list[tuple[int, int]],
+    wins_i: list[float],
+    wins_j: list[float],
+    *,
+    prior_sd: float,
+    mean: float,
+    anchor: tuple[str, float] | None,
+    start: Mapping[str, float] | None,
+) -> dict[str, float]:
+    precision = _check_options(prior_sd, anchor, bots)
+    r = _newton(len(bots), pairs, wins_i, wins_j, precision, start=_start_logits(start, bots, mean))
+    return _to_elo(r, bots, mean, anchor)
+
+
 def fit_elo(
     games: Iterable[GameResult],
     *,
     prior_sd: float = 600.0,
     mean: float = 1500.0,
     anchor: tuple[str, float] | None = None,
+    start: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
     """The joint Elo fit (see the module docstring) of every bot seated in ``games``.
 
-    The result does not depend on the order of the games. Raises :class:`RatingError` for an
-    anchor bot without games or a non-positive ``prior_sd``.
+    The result does not depend on the order of the games. ``start`` (the Elos of an earlier
+    fit with the same ``mean`` and ``anchor``; a bot it lacks starts at ``mean``) only changes
+    how fast the fit gets there: the result is the cold fit's to well within 1e-6 Elo. Raises
+    :class:`RatingError` for an anchor bot without games or a non-positive ``prior_sd``.
     """
     data = _PairData(games)
-    precision = _check_options(prior_sd, anchor, data.bots)
-    r = _newton(len(data.bots), data.pairs, data.wins_i, data.wins_j, precision)
-    return _to_elo(r, data.bots, mean, anchor)
+    return _fit_pairs(
+        data.bots, data.pairs, data.wins_i, data.wins_j,
+        prior_sd=prior_sd, mean=mean, anchor=anchor, start=start,
+    )
 
 
 def _quantile(sorted_values: list[float], q: float) -> float:
@@ -413,6 +427,89 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     high = min(low + 1, len(sorted_values) - 1)
     frac = position - low
     return sorted_values[low] * (1.0 - frac) + sorted_values[high] * frac
+
+
+def _inverse(hess: list[list[float]]) -> list[list[float]]:
+    """The inverse of a symmetric positive definite matrix (overwritten with its factor), by
+    Cholesky: ``C = L^-T L^-1``, so ``C_ab`` is the dot product of columns a and b of ``L^-1``."""
+    n = len(hess)
+    _cholesky(hess)
+    columns = [_forward(hess, [1.0 if k == c else 0.0 for k in range(n)]) for c in range(n)]
+    inverse = [[0.0] * n for _ in range(n)]
+    for a in range(n):
+        col_a = columns[a]
+        row = inverse[a]
+        for b in range(a, n):
+            row[b] = inverse[b][a] = sum(map(mul, col_a, columns[b]))
+    return inverse
+
+
+def _curvature_sd_from(inverse: list[list[float]], anchor_index: int | None) -> list[float]:
+    """Each rating's standard deviation in Elo by the Laplace approximation: from the inverse
+    of the negated Hessian (prior included), for ratings centred on the pool's mean (or
+    relative to the anchor)."""
+    n = len(inverse)
+    if anchor_index is None:  # Var(r_i - mean r) = C_ii - 2/n (C 1)_i + 1/n^2 (1' C 1)
+        c1 = [sum(row) for row in inverse]
+        total = sum(c1)
+        variances = [inverse[i][i] - 2.0 / n * c1[i] + total / (n * n) for i in range(n)]
+    else:  # Var(r_i - r_anchor) = C_ii - 2 C_ia + C_aa
+        ca = inverse[anchor_index]
+        variances = [inverse[i][i] - 2.0 * ca[i] + ca[anchor_index] for i in range(n)]
+    return [math.sqrt(max(v, 0.0)) * ELO_PER_LOGIT for v in variances]
+
+
+class _OneStep:
+    """Resamples of whole duplicate sets, each refitted by one Newton step from the full fit.
+
+    A resample's log-likelihood is the sum, over the sets drawn, of each set's; its gradient at
+    the full fit ``best`` is then the drawn sets' gradients summed (each computed once, here) plus
+    the prior's, and the step is that gradient times the inverse of the full data's negated
+    Hessian. This is the one-step bootstrap of Davidson and MacKinnon (1999) and Andrews (2002,
+    the k-step bootstrap with k = 1): first-order equivalent to refitting every resample to the
+    end, so its percentile intervals have the same coverage (measured: see the tests), at the
+    cost of a weighted sum and a matrix-vector product per resample instead of a fit.
+    """
+
+    def __init__(self, data: _PairData, best: list[float], precision: float, inverse: list[list[float]]) -> None:
+        n = len(best)
+        p = []
+        for i, j in data.pairs:
+            d = best[i] - best[j]
+            p.append(1.0 / (1.0 + math.exp(-d)) if d >= -700 else 0.0)
+        number = {pair: k for k, pair in enumerate(data.pairs)}
+        # Per bot: the sets it played and the gradient of each of those sets' log-likelihood
+        # with respect to its rating, at the full fit.
+        gradient: list[dict[int, float]] = [{} for _ in range(n)]
+        for s, pair, wa, wb in data.cells:
+            i, j = pair
+            residual = wa - (wa + wb) * p[number[pair]]
+            gi, gj = gradient[i], gradient[j]
+            gi[s] = gi.get(s, 0.0) + residual
+            gj[s] = gj.get(s, 0.0) - residual
+        self._sets = [list(g) for g in gradient]
+        self._values = [list(g.values()) for g in gradient]
+        self._gathers = [itemgetter(*sets) if len(sets) > 1 else None for sets in self._sets]
+        self._prior = [-precision * x for x in best]
+        self._best = best
+        self._inverse = inverse
+        self._set_count = data.set_count
+
+    def draw(self, rng: random.Random) -> list[float]:
+        """One resample's ratings in logits: as many sets as there are, drawn with replacement."""
+        m = self._set_count
+        drawn = Counter(rng.choices(range(m), k=m))
+        counts = list(map(drawn.get, range(m), repeat(0)))
+        grad = []
+        for gather, sets, values, prior in zip(self._gathers, self._sets, self._values, self._prior, strict=True):
+            if gather is not None:
+                taken = gather(counts)
+            elif sets:
+                taken = (counts[sets[0]],)
+            else:
+                taken = ()
+            grad.append(sum(map(mul, taken, values)) + prior)
+        return [x + sum(map(mul, row, grad)) for x, row in zip(self._best, self._inverse, strict=True)]
 
 
 def rate(
@@ -428,11 +525,15 @@ def rate(
     """Elo ratings (:func:`fit_elo`) with ``level`` intervals from ``bootstrap`` resamples.
 
     Each resample draws as many duplicate sets (by ``set_id``) as there are, with replacement,
-    from a private generator seeded with ``seed``, and refits; the interval is the central
-    ``level`` share of the resampled ratings (percentiles, linearly interpolated). Deterministic,
-    and independent of the order of the games. ``bootstrap=0`` skips it: ``low`` and ``high``
-    are NaN. With an anchor, every resample is anchored too, so the anchor's interval has no width
-    and the others' are relative to it.
+    from a private generator seeded with ``seed``, and is refitted by one Newton step from the
+    full fit (:class:`_OneStep`); the interval is the central ``level`` share of the resampled
+    ratings (percentiles, linearly interpolated). Deterministic, and independent of the order of
+    the games. 200 resamples is as few as the coverage allows: over 480 intervals (60 simulated
+    tournaments of 8 bots), the 95% intervals covered the true Elo 90-91% of the time with 25-50
+    resamples, 93-94% with 100 and 92-95% with 200 or 400 (100 and 250 sets a tournament), and
+    their width still grew up to 200. ``bootstrap=0`` skips it: ``low`` and ``high`` are NaN. With an anchor, every
+    resample is anchored too, so the anchor's interval has no width and the others' are
+    relative to it.
     """
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
         raise RatingError(f"bootstrap must be a whole number >= 0, got {bootstrap!r}")
@@ -445,20 +546,21 @@ def rate(
     elos = _to_elo(best, data.bots, mean, anchor)
     if bootstrap == 0 or not data.set_count:
         return {bot: Rating(elo, math.nan, math.nan) for bot, elo in elos.items()}
+    _, hess = _gradient_hessian(best, data.pairs, data.wins_i, data.wins_j, precision)
+    inverse = _inverse(hess)
+    resampler = _OneStep(data, best, precision, inverse)
     rng = random.Random(seed)
-    samples: dict[str, list[float]] = {bot: [] for bot in data.bots}
+    samples: list[list[float]] = [[] for _ in data.bots]
     for _ in range(bootstrap):
-        wi, wj = data.resample(rng)
-        r = _newton(n, data.pairs, wi, wj, precision, start=best)
-        for bot, elo in _to_elo(r, data.bots, mean, anchor).items():
-            samples[bot].append(elo)
+        for column, elo in zip(samples, _to_elo(resampler.draw(rng), data.bots, mean, anchor).values(), strict=True):
+            column.append(elo)
     tail = (1.0 - level) / 2.0
     z = statistics.NormalDist().inv_cdf(1.0 - tail)
     anchor_index = data.bots.index(anchor[0]) if anchor is not None else None
-    sds = _curvature_sd(data.pairs, data.wins_i, data.wins_j, precision, best, anchor_index)
+    sds = _curvature_sd_from(inverse, anchor_index)
     ratings = {}
-    for bot, elo, sd in zip(data.bots, elos.values(), sds, strict=True):
-        values = sorted(samples[bot])
+    for bot, elo, sd, column in zip(data.bots, elos.values(), sds, samples, strict=True):
+        values = sorted(column)
         ratings[bot] = Rating(elo, min(_quantile(values, tail), elo - z * sd), max(_quantile(values, 1.0 - tail), elo + z * sd))
     return ratings
 
@@ -568,3 +670,131 @@ def leaderboard(
             )
         )
     return rows
+
+
+# --- a running tally ---------------------------------------------------------------------------
+
+
+class Tally:
+    """Game results reduced to aggregates as they come, for a fit or the statistics at any time
+    without keeping the games: :meth:`fit` equals :func:`fit_elo` and :meth:`stats` equals
+    :func:`bot_stats` of every game added (in the order added: ``wins`` sums shares of a win).
+
+    Memory: O(bots^2) for the pairs and the per-bot figures, plus, for ``points_vs_table``, a
+    few numbers per duplicate set and bot of the set (O(sets)); never a list of games. With
+    ``by_set=False`` the per-set figures are not kept (memory O(bots^2) however many games are
+    added) and :meth:`stats` reports ``points_vs_table`` as NaN.
+    """
+
+    __slots__ = ("_by_set", "_faults", "_games", "_pairs", "_points", "_ranks", "_seats", "_sets", "_wins")
+
+    def __init__(self, *, by_set: bool = True) -> None:
+        self._by_set = by_set
+        self._games = 0
+        # (a, b) with a < b by name -> [a's wins, b's wins]: the pairs of seats of every game.
+        self._pairs: dict[tuple[str, str], list[float]] = {}
+        self._seats: Counter[str] = Counter()
+        self._wins: dict[str, float] = defaultdict(float)
+        self._points: dict[str, float] = defaultdict(float)
+        self._ranks: dict[str, float] = defaultdict(float)
+        self._faults: dict[str, Counter[str]] = defaultdict(Counter)
+        # set id -> [points of every seat, seats, {bot: [its points, its seats]}]
+        self._sets: dict[str, list] = {}
+
+    @property
+    def games(self) -> int:
+        """How many results were added."""
+        return self._games
+
+    @property
+    def bots(self) -> list[str]:
+        """Every bot seated in a result added, in name order."""
+        return sorted(self._seats)
+
+    def add(self, game: GameResult) -> None:
+        """Count one finished game (the same bookkeeping as :func:`pair_scores` and :func:`bot_stats`)."""
+        pairs = self._pairs
+        for a, b, score in pair_scores(game):
+            if a > b:
+                a, b, score = b, a, 1.0 - score
+            wins = pairs.get((a, b))
+            if wins is None:
+                pairs[(a, b)] = [score, 1.0 - score]
+            else:
+                wins[0] += score
+                wins[1] += 1.0 - score
+        firsts = sum(1 for r in game.ranks if r == 1)
+        per_set = None
+        if self._by_set:
+            per_set = self._sets.get(game.set_id)
+            if per_set is None:
+                per_set = self._sets[game.set_id] = [0.0, 0, {}]
+        for seat, bot in enumerate(game.seats):
+            points, rank = game.points[seat], game.ranks[seat]
+            self._seats[bot] += 1
+            if rank == 1:
+                self._wins[bot] += 1.0 / firsts
+            self._points[bot] += points
+            self._ranks[bot] += rank
+            if game.faults:
+                for kind, count in game.faults[seat].items():
+                    if count:
+                        self._faults[bot][kind] += count
+            if per_set is not None:
+                per_set[0] += points
+                per_set[1] += 1
+                mine = per_set[2].get(bot)
+                if mine is None:
+                    per_set[2][bot] = [float(points), 1]
+                else:
+                    mine[0] += points
+                    mine[1] += 1
+        self._games += 1
+
+    def pair_totals(self) -> tuple[list[str], list[tuple[int, int]], list[float], list[float]]:
+        """The bots (name order), the pairs of them that met (by number, ``i < j``, sorted) and
+        each pair's wins of ``i`` and of ``j``: what the fit reads."""
+        bots = self.bots
+        index = {bot: i for i, bot in enumerate(bots)}
+        numbered = sorted((index[a], index[b], wa, wb) for (a, b), (wa, wb) in self._pairs.items())
+        return (
+            bots,
+            [(i, j) for i, j, _, _ in numbered],
+            [wa for _, _, wa, _ in numbered],
+            [wb for _, _, _, wb in numbered],
+        )
+
+    def fit(
+        self,
+        *,
+        prior_sd: float = 600.0,
+        mean: float = 1500.0,
+        anchor: tuple[str, float] | None = None,
+        start: Mapping[str, float] | None = None,
+    ) -> dict[str, float]:
+        """:func:`fit_elo` of every game added (``start`` as there: a warm start, same result)."""
+        bots, pairs, wins_i, wins_j = self.pair_totals()
+        return _fit_pairs(bots, pairs, wins_i, wins_j, prior_sd=prior_sd, mean=mean, anchor=anchor, start=start)
+
+    def stats(self) -> dict[str, BotStats]:
+        """:func:`bot_stats` of every game added (``points_vs_table`` NaN with ``by_set=False``)."""
+        vs_table: dict[str, list[float]] = defaultdict(list)
+        for sid in sorted(self._sets):
+            total, seats, per_bot = self._sets[sid]
+            table_mean = total / seats
+            for bot, (points, count) in per_bot.items():
+                vs_table[bot].append(points / count - table_mean)
+        stats = {}
+        for bot in sorted(self._seats):
+            n = self._seats[bot]
+            mine = vs_table.get(bot)
+            stats[bot] = BotStats(
+                games=n,
+                wins=self._wins[bot],
+                win_share=self._wins[bot] / n,
+                mean_points=self._points[bot] / n,
+                mean_rank=self._ranks[bot] / n,
+                points_vs_table=sum(mine) / len(mine) if mine else math.nan,
+                faults=dict(sorted(self._faults[bot].items())) if bot in self._faults else {},
+            )
+        return stats

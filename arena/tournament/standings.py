@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
-from arena.store.database import GameRow, Store, TournamentRow
+from arena.store.database import BotRow, GameRow, Store, TournamentRow
 from arena.store.errors import StoreError, os_error_text
 from arena.text import LINE_LIMIT, NAME_LIMIT, plural, printable
 from arena.tournament.ratings import GameResult, head_to_head, leaderboard
@@ -132,12 +132,10 @@ def standings(
     t = pick_tournament(store, tournament_id, players, variant) if not all_games or players is None else None
     fmt_players = players if players is not None else t.players  # type: ignore[union-attr]
     fmt_variant = variant if variant is not None else (t.variant if t else "standard")
-    games = store.games(None if all_games else t.id, players=fmt_players, variant=fmt_variant)  # type: ignore[union-attr]
-    if not all_games:
-        games = current_games(store, t.id, games)  # type: ignore[union-attr]
-    results = results_of(games)
-    versions = {s.bot.key: s.bot for g in games for s in g.seats}
-    usage = _usage(games)
+    results, versions, usage = _rated(
+        store, None if all_games else t.id, players=fmt_players, variant=fmt_variant,  # type: ignore[union-attr]
+        entrants=None if all_games else store.entrant_ids(t.id),  # type: ignore[union-attr]
+    )
     rows = []
     if results:
         if anchor is not None:
@@ -176,28 +174,64 @@ def standings(
     skipped = store.skipped(t.id) if t is not None and not all_games else []
     if t is not None and not all_games:
         skipped += _not_played(store, t.id, {r["bot"] for r in rows})
-    return Standings(None if all_games else t.id, fmt_players, fmt_variant, len(games), rows, skipped, matrix)  # type: ignore[union-attr]
+    return Standings(None if all_games else t.id, fmt_players, fmt_variant, len(results), rows, skipped, matrix)  # type: ignore[union-attr]
 
 
-def _usage(games: Sequence[GameRow]) -> dict[str, dict[str, float | None]]:
-    """Per bot version: mean CPU milliseconds per game and the highest peak memory (MiB)
-    over the games where its sandbox measured them (None: never measured)."""
+def _rated(
+    store: Store, tournament_id: str | None, *, players: int, variant: str, entrants: set[int] | None
+) -> tuple[list[GameResult], dict[str, BotRow], dict[str, dict[str, float | None]]]:
+    """The games a leaderboard rates, read lean (no replay, seed or timing columns): as the
+    ratings take them, the bot version of every key, and per key the mean CPU milliseconds
+    per game and the highest peak memory (MiB) where its sandbox measured them (None: never).
+    With ``entrants`` (a tournament's latest bot versions), only the games among them, as
+    :func:`current_games` picks them (every game if there are none)."""
+    bots = store.bots()
+    results: list[GameResult] = []
+    versions: dict[str, BotRow] = {}
     cpu: dict[str, list[float]] = {}
     peak: dict[str, float] = {}
-    for g in games:
-        for s in g.seats:
-            if s.cpu_ms is not None:
-                cpu.setdefault(s.bot.key, []).append(s.cpu_ms)
-            if s.peak_mb is not None:
-                peak[s.bot.key] = max(peak.get(s.bot.key, 0.0), s.peak_mb)
-    keys = set(cpu) | set(peak)
-    return {
+
+    def close(game_id: str, set_id: str, seats: list[tuple]) -> None:
+        if entrants and not all(seat[2] in entrants for seat in seats):
+            return
+        keys = []
+        for seat in seats:
+            bot = bots[seat[2]]
+            key = bot.key
+            versions.setdefault(key, bot)
+            keys.append(key)
+            if seat[7] is not None:
+                cpu.setdefault(key, []).append(seat[7])
+            if seat[8] is not None:
+                peak[key] = max(peak.get(key, 0.0), seat[8])
+        results.append(
+            GameResult(
+                game_id=game_id,
+                set_id=set_id,
+                seats=tuple(keys),
+                ranks=tuple(seat[3] for seat in seats),
+                points=tuple(seat[4] for seat in seats),
+                autopilot=tuple(seat[5] for seat in seats),
+                faults=tuple(seat[6] for seat in seats),
+            )
+        )
+
+    current: list[tuple] = []
+    for seat in store.rated_seats(tournament_id, players=players, variant=variant):
+        if current and seat[0] != current[0][0]:
+            close(current[0][0], current[0][1], current)
+            current = []
+        current.append(seat)
+    if current:
+        close(current[0][0], current[0][1], current)
+    usage = {
         k: {
             "cpu_ms": round(sum(cpu[k]) / len(cpu[k]), 1) if k in cpu else None,
             "peak_mb": round(peak[k], 1) if k in peak else None,
         }
-        for k in keys
+        for k in set(cpu) | set(peak)
     }
+    return results, versions, usage
 
 
 def _resolve_key(name: str, versions: dict[str, Any]) -> str:

@@ -12,11 +12,13 @@ import math
 import random
 
 import pytest
+from size_helpers import held_entries
 
 from arena.errors import ArenaError
 from arena.tournament.ratings import (
     GameResult,
     RatingError,
+    Tally,
     bot_stats,
     fit_elo,
     head_to_head,
@@ -392,3 +394,93 @@ def test_an_interval_from_very_few_games_is_wide_not_zero() -> None:
     anchored = rate(two, bootstrap=50, anchor=("a", 1500.0))
     assert anchored["a"].low == pytest.approx(1500.0) and anchored["a"].high == pytest.approx(1500.0)
     assert anchored["b"].high - anchored["b"].low > 400
+
+
+# --- the running tally -------------------------------------------------------------------------
+
+
+def mixed_games(seed: int, **kw) -> list[GameResult]:
+    """A simulated tournament with what real ones also hold: draws, autopilot seats, faults,
+    self-play and a two-seat game."""
+    _, games = simulate(seed, **kw)
+    rng = random.Random(seed)
+    out = []
+    for g in games:
+        roll = rng.random()
+        if roll < 0.1:  # a crash: that seat on autopilot, ranked last, with a fault
+            seat = rng.randrange(len(g.seats))
+            ranks = tuple(len(g.seats) if i == seat else r - (r > g.ranks[seat]) for i, r in enumerate(g.ranks))
+            autopilot = tuple(i == seat for i in range(len(g.seats)))
+            faults = tuple({"crash": 1, "timeout": 0} if i == seat else {} for i in range(len(g.seats)))
+            g = GameResult(g.game_id, g.set_id, g.seats, ranks, g.points, autopilot, faults)
+        elif roll < 0.2:  # a shared first place
+            g = GameResult(g.game_id, g.set_id, g.seats, tuple(1 if r <= 2 else r for r in g.ranks), g.points)
+        out.append(g)
+    out.append(game(("bot0", "bot0", "bot1"), (1, 2, 3), set_id="self"))
+    out.append(game(("bot2", "bot5"), (2, 1), set_id="two"))
+    return out
+
+
+def test_tally_fit_and_stats_equal_the_functions_of_all_games() -> None:
+    """The contract: Tally.fit == fit_elo and Tally.stats == bot_stats of the games added,
+    exactly (the same sums in the same order), anchored or not, at every point of a run."""
+    games = mixed_games(21, games=600, deals=3)
+    tally = Tally()
+    for number, g in enumerate(games, start=1):
+        tally.add(g)
+        if number in (1, 37, 300, len(games)):
+            assert tally.games == number
+            assert tally.fit() == fit_elo(games[:number])
+            assert tally.stats() == bot_stats(games[:number])
+    anchor = ("bot4", 1800.0)
+    assert tally.fit(anchor=anchor, prior_sd=300.0) == fit_elo(games, anchor=anchor, prior_sd=300.0)
+    assert tally.fit(mean=0.0) == fit_elo(games, mean=0.0)
+    assert Tally().fit() == {} and Tally().stats() == {} and Tally().games == 0
+
+
+def test_tally_without_sets_keeps_everything_but_points_vs_table() -> None:
+    games = mixed_games(22, games=300, deals=2)
+    full, lean = Tally(), Tally(by_set=False)
+    for g in games:
+        full.add(g)
+        lean.add(g)
+    assert lean.fit() == full.fit()
+    for bot, stats in lean.stats().items():
+        assert math.isnan(stats.points_vs_table)
+        expected = full.stats()[bot]
+        assert (stats.games, stats.wins, stats.win_share, stats.mean_points, stats.mean_rank, stats.faults) == (
+            expected.games, expected.wins, expected.win_share, expected.mean_points, expected.mean_rank, expected.faults
+        )
+
+
+def test_a_tally_without_sets_does_not_grow_with_games() -> None:
+    """Memory O(bots^2): once every pair of bots has met, ten times the games add no object."""
+    _, games = simulate(23, games=2000, deals=8)
+    tally = Tally(by_set=False)
+    for g in games[:200]:
+        tally.add(g)
+    before = held_entries(tally)
+    for g in games[200:]:
+        tally.add(g)
+    assert tally.games == 2000
+    assert held_entries(tally) == before
+
+
+def test_warm_start_gives_the_cold_fit() -> None:
+    """fit_elo(start=...) starts from an earlier fit's Elos (new bots at the mean) and ends
+    where the cold fit ends, to 1e-6 Elo, anchored or not; a bad start is named."""
+    games = mixed_games(24, games=800, deals=3)
+    early = [g for g in games[:300] if "bot7" not in g.seats]  # bot7 is new to the later fit
+    for options in ({}, {"anchor": ("bot1", 1200.0)}, {"mean": 0.0, "prior_sd": 200.0}):
+        start = fit_elo(early, **options)
+        assert "bot7" not in start
+        cold = fit_elo(games, **options)
+        for warm in (fit_elo(games, start=start, **options), fit_elo(games, start=cold, **options)):
+            assert warm.keys() == cold.keys()
+            assert max(abs(warm[b] - cold[b]) for b in cold) < 1e-6
+        # A start far off (every bot 3000 Elo from the mean) still reaches the optimum.
+        far = {b: 1500.0 + (3000.0 if i % 2 else -3000.0) for i, b in enumerate(sorted(cold))}
+        warm = fit_elo(games, start=far, **options)
+        assert max(abs(warm[b] - cold[b]) for b in cold) < 1e-6
+    with pytest.raises(RatingError, match="start: the Elo of 'bot0' must be a finite number, got nan"):
+        fit_elo(games, start={"bot0": math.nan})
