@@ -425,6 +425,9 @@ def _write_files(
     previous: _Previous | None, started: float,
 ) -> ReportSummary:
     root = store.root
+    if previous is not None:  # (a folder of the earlier report may have been removed by hand)
+        for folder in ("games", "assets"):
+            (out / folder).mkdir(exist_ok=True)
     known = previous.facts.games if previous is not None else {}
     present = _game_files(out) if previous is not None else set()
     facts: dict[str, _Fact] = {}

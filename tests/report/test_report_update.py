@@ -64,6 +64,11 @@ def add_games(results: Path, count: int, start: int = 0) -> list[str]:
     return added
 
 
+def games_of(results: Path) -> list:
+    with open_store(results, create=False, read_only=True) as store:
+        return store.games()
+
+
 def data_of(out: Path) -> dict:
     text = (out / "data.js").read_text(encoding="utf-8")
     data = json.loads(text[text.index("=") + 1 : -2])
@@ -126,6 +131,9 @@ def test_a_report_whose_inputs_did_not_change_is_left_as_it_is(results: Path, tm
     assert (out / "index.html").read_bytes() == (fresh(results, tmp_path) / "index.html").read_bytes()
     assert gone.is_file() and repaired.written == 2 + 3  # the page, the game, the data files
     assert data_of(out) == data_of(fresh(results, tmp_path))
+    shutil.rmtree(out / "games")  # a whole folder of the report removed by hand
+    report(results, out)
+    assert sorted(p.name for p in (out / "games").iterdir()) == sorted(f"{g.id}.js" for g in games_of(results))
 
 
 @pytest.mark.parametrize("killed_at", ["a game file", "data.js", MANIFEST])
