@@ -17,7 +17,7 @@ from arena.engine import RULES_VERSION
 from arena.game.replay import ReplayError, plain_name, read_replay
 from arena.report.viewer import REPORT_FORMAT, GameDataError, game_view
 from arena.store.database import GameRow, Store, replay_relpath
-from arena.tournament.ratings import bot_stats, fit_elo, head_to_head
+from arena.tournament.ratings import GameResult, Tally, bot_stats, head_to_head
 from arena.tournament.standings import (
     Standings,
     current_games,
@@ -34,24 +34,47 @@ def rating_timeline(games: Sequence[GameRow], points: int = 100, *, shift: float
     """Every bot's Elo after the first n games, for up to ``points`` values of n.
 
     Each point is the same order-independent joint fit as the leaderboard's
-    (:func:`arena.tournament.ratings.fit_elo`), refitted on the games recorded so far, so the last
-    point is the leaderboard's Elo. A fit takes milliseconds, so up to 100 refits cost
-    well under a second for thousands of games; with more games than points the
-    prefixes are spaced evenly. A bot without a game yet has ``None``. ``shift`` moves
-    every value (an anchored leaderboard is the pool-mean fit moved by a constant).
+    (:func:`arena.tournament.ratings.fit_elo`) of the games recorded so far, so the last
+    point is the leaderboard's Elo. With more games than points the prefixes are spaced
+    evenly. A bot without a game yet has ``None``. ``shift`` moves every value (an
+    anchored leaderboard is the pool-mean fit moved by a constant).
     """
     results = results_of(games)
+    marks, fits = _fits(results, points)
+    return _shifted(results, marks, fits, shift)
+
+
+def _fits(results: Sequence[GameResult], points: int) -> tuple[list[int], list[dict[str, float]]]:
+    """The points of :func:`rating_timeline` (game counts) and the fit at each, unrounded.
+
+    The games are added to one :class:`~arena.tournament.ratings.Tally` in order and the
+    tally is fitted at each point, warm-started from the point before: one pass over the
+    games plus ``points`` fits of a few Newton steps each, however many games there are
+    (refitting every prefix from scratch grew as points x games)."""
     n = len(results)
     if n <= points:
         marks = list(range(1, n + 1))
     else:
         marks = sorted({round(n * i / points) for i in range(1, points + 1)})
+    fits: list[dict[str, float]] = []
+    tally = Tally(by_set=False)  # only the fit is read: no per-set figures kept
+    done = 0
+    for m in marks:
+        for r in results[done:m]:
+            tally.add(r)
+        done = m
+        fits.append(tally.fit(start=fits[-1] if fits else None))
+    return marks, fits
+
+
+def _shifted(
+    results: Sequence[GameResult], marks: list[int], fits: list[dict[str, float]], shift: float
+) -> dict[str, Any]:
     keys = sorted({k for r in results for k in r.seats})
     elo: dict[str, list[float | None]] = {k: [] for k in keys}
-    for m in marks:
-        fit = fit_elo(results[:m])
+    for point in fits:
         for k in keys:
-            value = fit.get(k)
+            value = point.get(k)
             elo[k].append(None if value is None else round(value + shift, 1))
     return {"games": marks, "elo": elo}
 
@@ -107,17 +130,25 @@ class GameFacts:
     view: dict[str, Any] | None = None
 
 
-def read_game(root: Path, game: GameRow) -> GameFacts:
-    """Read and check the replay of ``game`` (in results folder ``root``); never raises for
-    a missing or bad file: the problem is in the answer. The game's id (it names the
-    game's file in the report) must be a plain name and its replay where the store keeps
-    replays, before either becomes a path."""
+def row_problem(root: Path, game: GameRow) -> str:
+    """What is wrong with the store's row of ``game`` before its replay is read, or ``""``:
+    its id (it names the game's file in the report) must be a plain name and its replay
+    where the store keeps replays, before either becomes a path."""
     try:
         plain_name(game.id, where=str(root / "arena.db"), field=f"games.id of game {game.id!r:.40}")
         if game.replay != replay_relpath(game.id):
             raise ReplayError(f"{root / 'arena.db'}: games.replay {game.replay!r:.80} of game {game.id} is not its replay's place")
     except ReplayError as exc:
-        return GameFacts(problem=str(exc))
+        return str(exc)
+    return ""
+
+
+def read_game(root: Path, game: GameRow) -> GameFacts:
+    """Read and check the replay of ``game`` (in results folder ``root``); never raises for
+    a missing or bad file: the problem is in the answer (:func:`row_problem` first)."""
+    problem = row_problem(root, game)
+    if problem:
+        return GameFacts(problem=problem)
     path = root / game.replay
     try:
         replay = read_replay(path)
@@ -157,12 +188,11 @@ def game_entry(game: GameRow, bot_index: dict[str, int], read: GameFacts) -> dic
     return entry
 
 
-def _anchor_shift(st: Standings, results: Sequence[Any]) -> float:
-    """How far the leaderboard's Elos sit from the pool-mean fit: a rounding error, or the
-    constant an anchor (``--anchor BOT=ELO``) moved them by."""
+def _anchor_shift(st: Standings, fit: dict[str, float]) -> float:
+    """How far the leaderboard's Elos sit from the pool-mean ``fit`` of its games: a rounding
+    error, or the constant an anchor (``--anchor BOT=ELO``) moved them by."""
     if not st.rows:
         return 0.0
-    fit = fit_elo(results)
     return sum(row["elo"] - fit[row["key"]] for row in st.rows) / len(st.rows)
 
 
@@ -178,8 +208,9 @@ def report_data(
     details and the list of games. ``read`` gives each game's replay facts (default: none)."""
     t = pick_tournament(store, tournament_id)
     st = table if table is not None else standings(store, t.id, h2h=True)
-    rated = current_games(store, t.id, store.games(t.id, players=st.players, variant=st.variant))
     listed = current_games(store, t.id, store.games(t.id, status=None))
+    # The rated games are the listed ones of the table's format (one read of the store, same order).
+    rated = [g for g in listed if g.status == "complete" and g.players == st.players and g.variant == st.variant]
     results = results_of(rated)
     bots: dict[str, dict[str, Any]] = {}
     for row in st.rows:
@@ -198,6 +229,8 @@ def report_data(
     stats = bot_stats(results)
     config = {k: v for k, v in t.config.items() if k != "bots_dir"}  # no local paths in a page meant to be shared
     games = [game_entry(g, index, read(g) if read else GameFacts()) for g in listed]
+    marks, fits = _fits(results, 100)
+    timeline = _shifted(results, marks, fits, _anchor_shift(st, fits[-1] if fits else {}))
     return {
         "format": REPORT_FORMAT,
         "generator": GENERATOR,
@@ -211,7 +244,7 @@ def report_data(
         "bots": [bots[k] for k in keys],
         "leaderboard": {"games": st.games, "rows": st.rows, "skipped": st.skipped},
         "h2h": h2h,
-        "timeline": rating_timeline(rated, shift=_anchor_shift(st, results)),
+        "timeline": timeline,
         "details": bot_details(rated),
         "points_vs_table": {k: round(s.points_vs_table, 2) for k, s in stats.items()},
         "games": games,
