@@ -455,6 +455,16 @@ class BotCgroup:
         return left
 
 
+def sweep_gone_groups() -> None:
+    """End what is left in the groups of arena processes that are gone, and remove those
+    groups: e.g. after a referee process of this arena (an arena process of its own, with
+    its own ``sushigo-arena-<pid>`` folders beside this one's) was killed."""
+    s = support()
+    for base in {s.unified, s.memory, s.pids, s.cpuacct}:
+        if base is not None:
+            _sweep(base.parent)
+
+
 def remove_arena_folders() -> None:
     """Remove this arena process's ``sushigo-arena-<pid>`` folders (at exit; they are
     empty once every bot is closed)."""
