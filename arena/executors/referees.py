@@ -182,8 +182,8 @@ class RefereeProcess:
         try:
             await write_frame(self._jobs, (job, processes_per_bot))
             answer = await read_frame(self._records)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError, pickle.UnpicklingError, EOFError) as exc:
-            raise RefereeGone(f"{type(exc).__name__}: {exc}") from None
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError, pickle.UnpicklingError, EOFError):
+            answer = None  # the process is gone or broke the stream: say which
         if answer is None:
             await self._wait(EXIT_GRACE)
             raise RefereeGone(self.describe_end())

@@ -157,7 +157,7 @@ def test_a_killed_referee_process_voids_its_game_and_the_others_play_on(seats: d
     void = [record for _, record in got if record.status == "void"]
     assert 1 <= len(void) <= len(killed)
     for record in void:
-        assert "killed by SIGKILL" in record.void_reason or "BrokenPipe" in record.void_reason
+        assert "was killed by SIGKILL" in record.void_reason
         assert all(not any(f.values()) for f in record.faults)  # nobody is blamed
         assert record.replay.status == "void"
     assert all(r.status == "complete" for _, r in got if r not in void)
