@@ -8,7 +8,10 @@ that all three see the same machine load): ``--jobs 1``, ``--jobs 2``, and ``--j
 recording nothing (the baseline for the store's cost). Reported, from the play phase
 only (after every bot's start):
 
-- games/s of each, and the scaling from 1 job to 2;
+- games/s of each, and the scaling from 1 job to 2 (with 2 jobs, each plays in a
+  referee process of its own: see :mod:`arena.executors.referees`);
+- the arena's CPU per game with 1 job and with 2 (its referee processes included, the
+  bots not);
 - ``store_share``: the share of the run's time the store costs, ``1 - (games/s
   recorded) / (games/s unrecorded)`` with 2 jobs; it is what a user waits for it;
 - the writer's CPU per game (replay compression and file, database transaction; the
@@ -63,7 +66,8 @@ class TournamentBench:
     store_ms_per_game: float  # writer CPU ms per game, with --jobs 2
     store_cpu_share: float  # writer CPU ÷ arena CPU during play, with --jobs 2
     store_wall_ms_per_game: float  # the writer's wall time per game (it overlaps the games)
-    arena_cpu_ms_per_game: float  # the arena process's CPU per game (referee + writer), --jobs 2
+    arena_cpu_ms_per_game: float  # the arena's CPU per game (referee processes + writer + the run's own), --jobs 2
+    arena_cpu_ms_per_game_jobs1: float  # the same with --jobs 1 (the games played in the run's process)
     bots_cpu_ms_per_game: float | None  # the four bots' CPU per game, as the sandbox measured it
 
     def to_dict(self) -> dict[str, object]:
@@ -169,5 +173,6 @@ def bench_tournament(games: int = 180, rounds: int = 3, scratch: Path | None = N
         store_cpu_share=store_cpu["jobs2"] / cpu["jobs2"],
         store_wall_ms_per_game=1000 * store_wall["jobs2"] / n,
         arena_cpu_ms_per_game=1000 * cpu["jobs2"] / n,
+        arena_cpu_ms_per_game_jobs1=1000 * cpu["jobs1"] / played["jobs1"],
         bots_cpu_ms_per_game=sum(bots_cpu) / n if bots_cpu and None not in bots_cpu else None,
     )

@@ -244,22 +244,38 @@ def _write(path: Path, text: str) -> bool:
         return False
 
 
-def _read_int(path: Path) -> int | None:
+def _read_small(path: Path) -> bytes | None:
+    """A small control file's bytes (None if it cannot be read). One open, read and close
+    and no text layer: the referee reads these every few turns for every bot."""
     try:
-        return int(path.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 1 << 16)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_int(path: Path) -> int | None:
+    data = _read_small(path)
+    try:
+        return int(data.split()[0]) if data is not None else None
+    except (ValueError, IndexError):
         return None
 
 
 def _flat_keyed(path: Path) -> dict[str, int]:
-    out = {}
-    try:
-        for line in path.read_text().splitlines():
-            key, _, value = line.partition(" ")
-            with contextlib.suppress(ValueError):
-                out[key] = int(value)
-    except OSError:
-        pass
+    out: dict[str, int] = {}
+    data = _read_small(path)
+    if data is None:
+        return out
+    for line in data.decode(errors="replace").splitlines():
+        key, _, value = line.partition(" ")
+        with contextlib.suppress(ValueError):
+            out[key] = int(value)
     return out
 
 
@@ -453,6 +469,16 @@ class BotCgroup:
                     time.sleep(0.01)
         self.folders = []
         return left
+
+
+def sweep_gone_groups() -> None:
+    """End what is left in the groups of arena processes that are gone, and remove those
+    groups: e.g. after a referee process of this arena (an arena process of its own, with
+    its own ``sushigo-arena-<pid>`` folders beside this one's) was killed."""
+    s = support()
+    for base in {s.unified, s.memory, s.pids, s.cpuacct}:
+        if base is not None:
+            _sweep(base.parent)
 
 
 def remove_arena_folders() -> None:

@@ -85,11 +85,11 @@ def print_tournament(console: Console, r: Any, *, as_json: bool) -> None:  # noq
         print(json.dumps({"benchmark": "tournament", "players": 4, **r.to_dict()}))
         return
     table = Table(title=f"Tournament: four-player games among six instant C bots, {r.rounds} rounds", title_justify="left")
-    for col in ("configuration", "games", "games/s"):
+    for col in ("configuration", "games", "games/s", "arena CPU ms/game"):
         table.add_column(col, justify="right")
-    table.add_row("--jobs 1", f"{r.games:,}", f"{r.games_per_s_jobs1:,.1f}")
-    table.add_row("--jobs 2", f"{r.games:,}", f"{r.games_per_s:,.1f}")
-    table.add_row("--jobs 2, nothing recorded", f"{r.games:,}", f"{r.games_per_s_unrecorded:,.1f}")
+    table.add_row("--jobs 1", f"{r.games:,}", f"{r.games_per_s_jobs1:,.1f}", f"{r.arena_cpu_ms_per_game_jobs1:.2f}")
+    table.add_row("--jobs 2", f"{r.games:,}", f"{r.games_per_s:,.1f}", f"{r.arena_cpu_ms_per_game:.2f}")
+    table.add_row("--jobs 2, nothing recorded", f"{r.games:,}", f"{r.games_per_s_unrecorded:,.1f}", "")
     console.print(table)
     console.print(
         f"scaling (2 jobs ÷ 1): {r.scaling:.2f} · store share of the time: {100 * r.store_share:.1f}% "

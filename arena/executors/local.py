@@ -1,5 +1,9 @@
-"""Games played in this process, ``concurrency`` at a time, by bot processes of one
-:class:`~arena.game.players.PlayerPool` that are reused from game to game.
+"""Games played on this machine, ``concurrency`` at a time, by bot processes that are
+reused from game to game: with one job, in this process, by the bot processes of one
+:class:`~arena.game.players.PlayerPool`; with more, each job in a referee process of its
+own (:mod:`arena.executors.referees`), so that the games use every core (one trio thread
+plays one game at a time, and the arena's own CPU per game is most of what an instant
+bot's game costs).
 
 Process reuse is this executor's business: a process never plays two games of one
 deal (:func:`~arena.game.referee.play_game` would restart it), so a bot keeps up to
@@ -9,22 +13,36 @@ not seen its deal.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 
 import trio
 
+from arena.errors import ArenaError
 from arena.executors.jobs import GameJob, OnRecord, SeatBot
+from arena.executors.referees import RefereeGone, RefereeProcess, void_record
 from arena.game.players import Player, PlayerPool, open_pool
-from arena.game.referee import play_game
+from arena.game.referee import GameRecord, play_game
+
+#: A run stops (an error) when this many referee processes in a row die before
+#: finishing a game: the machine cannot run them, and every game would be void.
+MAX_REFEREE_DEATHS = 3
 
 
 @asynccontextmanager
-async def open_local_executor(*, processes_per_bot: int = 1) -> AsyncIterator[LocalExecutor]:
-    """A :class:`LocalExecutor` with a pool of its own: every bot process it started
-    has ended when the block is left."""
+async def open_local_executor(*, processes_per_bot: int = 1, jobs: int | None = None) -> AsyncIterator[LocalExecutor]:
+    """A :class:`LocalExecutor` with a pool of its own: every bot process and referee
+    process it started has ended when the block is left. ``jobs`` (the concurrency the
+    caller expects, if known) starts that many referee processes now, so that their
+    start overlaps the caller's (e.g. greeting the bots) instead of the first games."""
     async with open_pool() as pool:
-        yield LocalExecutor(pool, processes_per_bot=processes_per_bot)
+        local = LocalExecutor(pool, processes_per_bot=processes_per_bot)
+        try:
+            if jobs is not None and jobs >= 2:
+                local.referees = [RefereeProcess() for _ in range(jobs)]
+            yield local
+        finally:
+            await local.close_referees()
 
 
 class LocalExecutor:
@@ -38,6 +56,13 @@ class LocalExecutor:
         #: instead (the caller knows how many games of one deal a bot plays at once).
         self.processes_per_bot = processes_per_bot
         self.idle: dict[str, list[Player]] = {}
+        #: Referee processes started and not yet in use (see :func:`open_local_executor`).
+        self.referees: list[RefereeProcess] = []
+        self._running: set[RefereeProcess] = set()
+        #: CPU seconds the referee processes spent on the games they played (this
+        #: process's own CPU is not in it).
+        self.referee_cpu = 0.0
+        self._deaths = 0  # referee processes in a row that died before finishing a game
 
     def new_player(self, seat: SeatBot) -> Player:
         """A new, not yet started, process of the seat's bot in this executor's pool."""
@@ -56,6 +81,14 @@ class LocalExecutor:
 
     def hurry(self) -> None:
         self.pool.hurry()  # every bot ends at once, not with a run's polite graces
+        for referee in self._running | set(self.referees):
+            referee.terminate()
+
+    async def close_referees(self) -> None:
+        """End the referee processes not in use (politely, unless hurried)."""
+        referees, self.referees = self.referees, []
+        for referee in referees:
+            await referee.aclose(hurried=self.pool.hurried)
 
     def _take(self, seat: SeatBot, seed: int) -> Player:
         """A player of the seat's bot for a game of the deal ``seed``: an idle one whose
@@ -70,30 +103,91 @@ class LocalExecutor:
             return free.pop()
         return self.new_player(seat)
 
+    async def play_one(self, job: GameJob) -> GameRecord:
+        """Play one job here, in this process, with players taken from the pool."""
+        players = [self._take(seat, job.seed) for seat in job.seats]
+        try:
+            return await play_game(
+                players, job.config, job.seed, time_settings=job.time, game_id=job.game_id, ids=job.ids
+            )
+        finally:
+            for seat, p in zip(job.seats, players, strict=True):
+                self.idle[seat.name].append(p)
+
     async def play(
         self,
-        jobs: Sequence[GameJob],
+        jobs: Iterable[GameJob],
         on_record: OnRecord,
         *,
         concurrency: int | None = None,
         keep_going: Callable[[], bool] | None = None,
     ) -> None:
-        queue = iter(jobs)
+        queue = iter(jobs)  # consumed lazily, shared: each job goes to one worker
+        at_once = max(1, concurrency or 1)
+        if at_once >= 2:
+            await self.release("the games are played in referee processes")  # the greeted ones are idle here
+            worker = self._referee_worker
+        else:
+            worker = self._worker
+        async with trio.open_nursery() as games:
+            for _ in range(at_once):
+                games.start_soon(worker, queue, on_record, keep_going, at_once)
+        await self.close_referees()  # started for more jobs than there were
 
-        async def worker() -> None:
-            for job in queue:  # a shared iterator: each job goes to one worker
+    async def _worker(
+        self, queue: Iterator[GameJob], on_record: OnRecord, keep_going: Callable[[], bool] | None, concurrency: int
+    ) -> None:
+        for job in queue:
+            if keep_going is not None and not keep_going():
+                return
+            record = await self.play_one(job)
+            on_record(job, record)
+
+    async def _referee_worker(
+        self,
+        queue: Iterator[GameJob],
+        on_record: OnRecord,
+        keep_going: Callable[[], bool] | None,
+        concurrency: int,
+    ) -> None:
+        """Play jobs in one referee process at a time: a process that dies has its game
+        reported void, and the next job gets a new process."""
+        # processes_per_bot allows for every job at once in one pool; a referee process
+        # plays one game at a time.
+        per_referee = max(1, self.processes_per_bot - (concurrency - 1))
+        referee: RefereeProcess | None = None
+        stopped = False  # cancelled or failing: the process's bots end at once
+        try:
+            for job in queue:
                 if keep_going is not None and not keep_going():
                     return
-                players = [self._take(seat, job.seed) for seat in job.seats]
+                if referee is None:
+                    referee = self.referees.pop() if self.referees else RefereeProcess()
+                    self._running.add(referee)
+                    if self.pool.hurried:
+                        referee.terminate()
                 try:
-                    record = await play_game(
-                        players, job.config, job.seed, time_settings=job.time, game_id=job.game_id, ids=job.ids
-                    )
-                finally:
-                    for seat, p in zip(job.seats, players, strict=True):
-                        self.idle[seat.name].append(p)
+                    record, cpu = await referee.play(job, per_referee)
+                except RefereeGone as gone:
+                    self._running.discard(referee)
+                    await referee.aclose(hurried=True)
+                    self._deaths = 0 if referee.games else self._deaths + 1
+                    referee = None
+                    reason = f"{gone}; the game is void and is played again by the next run"
+                    if self._deaths >= MAX_REFEREE_DEATHS:
+                        raise ArenaError(
+                            f"game {job.game_id}: {MAX_REFEREE_DEATHS} referee processes in a row ended before "
+                            f"finishing a game (the last: {gone})"
+                        ) from None
+                    on_record(job, void_record(job, reason))
+                    continue
+                self._deaths = 0
+                self.referee_cpu += cpu
                 on_record(job, record)
-
-        async with trio.open_nursery() as games:
-            for _ in range(max(1, concurrency or 1)):
-                games.start_soon(worker)
+        except BaseException:
+            stopped = True
+            raise
+        finally:
+            if referee is not None:
+                self._running.discard(referee)
+                await referee.aclose(hurried=stopped or self.pool.hurried)

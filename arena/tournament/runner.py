@@ -156,7 +156,7 @@ class _Run:
                 GameConfig(self.s.players, self.s.variant)
             except ValueError as exc:
                 raise ArenaError(str(exc)) from None
-        async with open_local_executor() as local:  # it plays the games here, and greets the bots in any case
+        async with open_local_executor(jobs=self.s.jobs) as local:  # it plays the games here, and greets the bots in any case
             await self._enter_bots(local, ts)
             names = sorted(self.entrants)
             players = self.s.format_players(len(names))
@@ -236,7 +236,9 @@ class _Run:
                 with trio.CancelScope(shield=True):  # every finished game reaches the store
                     await trio.to_thread.run_sync(self.writer.close)
             summary.play_seconds = time.monotonic() - t_play
-            summary.play_cpu_seconds = time.process_time() - c_play + self.writer.cpu  # the writer's process too
+            summary.play_cpu_seconds = (  # the writer's process and the referee processes too
+                time.process_time() - c_play + self.writer.cpu + local.referee_cpu
+            )
             summary.store_seconds = self.writer.busy
             summary.store_cpu_seconds = self.writer.cpu
             if self.writer.error is not None:

@@ -27,6 +27,8 @@ def test_bench_tournament_reports_every_configuration(tmp_path: Path) -> None:
     assert r.store_share == pytest.approx(1 - r.games_per_s / r.games_per_s_unrecorded)
     assert r.store_ms_per_game > 0 and 0 < r.store_cpu_share < 1
     assert r.arena_cpu_ms_per_game > r.store_ms_per_game
+    # The referee processes' CPU is counted with 2 jobs: the games' own cost is in both.
+    assert r.arena_cpu_ms_per_game_jobs1 > 0 and r.arena_cpu_ms_per_game > r.store_ms_per_game + 0.5
 
 
 def test_an_unrecorded_run_plays_every_game_and_stores_none(tmp_path: Path) -> None:
