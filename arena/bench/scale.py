@@ -16,13 +16,15 @@ arena's bookkeeping, not the bots or their confinement.
   bot's start to the first game, and the memory the run took on in that time (the
   schedule, its ids, the resume check). A run that reaches no game within
   ``schedule_timeout`` seconds, or grows past ``memory_cap``, is stopped and reported so.
-- **report incremental**: the store of a ``bots``-bot tournament filled with ``stored``
-  games (and another with a quarter of them), its report written, then ``k`` more games
-  added, twice (``k`` from ``added``): the time of ``arena report`` after each addition.
-  The end of a run is this (the standings and the report) plus the leaderboard files.
-- **resume instant**: ``arena run`` again with the same arguments on the full store,
-  nothing left to play: the whole command's wall time, report included.
-- **ratings fast**: ``arena leaderboard`` on the full store.
+- **report incremental**: the store of a ``report_bots``-bot tournament filled with
+  ``stored`` games (and another with a quarter of them), its report written, then ``k``
+  more games added, twice (``k`` from ``added``): the time of ``arena report`` after each
+  addition. The end of a run is this (the standings and the report) plus the
+  leaderboard files.
+- **resume instant**: ``arena run`` again with the same arguments on the full store of
+  ``report_bots`` bots, nothing left to play: the whole command's wall time, report included.
+- **ratings fast**: ``arena leaderboard`` on a store of ``stored`` games among ``bots`` bots
+  (stopped after ``leaderboard_timeout_s``).
 - **live table**: the same short run twice, interleaved with a quiet one: once with the
   console taken for a terminal (``TTY_COMPATIBLE=1``: the progress bar and live table),
   once ``--quiet``; the share is ``1 - quiet ÷ terminal`` wall time.
@@ -99,7 +101,7 @@ _GAME_LINE = re.compile(r"^\[(\d+)/(\d+)\] game ")
 _PLANNED = re.compile(r"^tournament \S+: .*?(\d+) games \((\d+) already played, (\d+) to play\)")
 MIB = 1024 * 1024
 #: The parts of the bench, for --only.
-PARTS = ("memory", "schedule", "stores", "live")
+PARTS = ("memory", "schedule", "report", "ratings", "live")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,7 @@ class Figure:
 class ScaleBench:
     bots: int
     run_bots: int
+    report_bots: int
     games: int
     stored: int
     figures: list[Figure] = field(default_factory=list)
@@ -128,6 +131,7 @@ class ScaleBench:
         return {
             "bots": self.bots,
             "run_bots": self.run_bots,
+            "report_bots": self.report_bots,
             "games": self.games,
             "stored": self.stored,
             "figures": [asdict(f) for f in self.figures],
@@ -372,7 +376,7 @@ def random_game(
     )
 
 
-def fill_store(settings: RunSettings, start: int, stop: int | None = None) -> tuple[int, int]:
+def fill_store(settings: RunSettings, start: int = 0, stop: int | None = None) -> tuple[int, int]:
     """Record games ``start`` to ``stop`` (default: to the end) of the schedule that ``arena
     run`` with these settings plays, as random games (:func:`random_game`), through the
     store's writer, as the run would: the tournament and its entrants registered, every row
@@ -534,7 +538,7 @@ def measure_stores(
     bots: Path, folder: Path, n_bots: int, stored: int, added: tuple[int, int]
 ) -> tuple[list[Figure], dict[str, Any]]:
     """The report's cost after adding k games (both values of ``added``) to a store of
-    ``stored`` games and of a quarter of that; then resume and the leaderboard on the full store."""
+    ``stored`` games and of a quarter of that; then resume on the full store."""
     details: dict[str, Any] = {}
     first_k, second_k = added
     sizes = (max(1, stored // 4), stored)
@@ -586,18 +590,30 @@ def measure_stores(
         )
     )
     details["resume"] = {"seconds": round(resume.seconds, 2), "to_play": left, "planned_at_s": round(planned[0], 2) if planned else None}
-    board = run_arena(["leaderboard", str(full.results), "--tournament", full.tournament_id(PLAYERS)])
-    _check(board, "arena leaderboard")
-    at_target = n_bots >= 200 and total >= 100_000
-    figures.append(
-        Figure(
-            "ratings fast", round(board.seconds, 2), f"s for arena leaderboard, {n_bots} bots, {total:,} games",
-            "< 2 s at 200 bots, 100,000 games", (board.seconds < 2) if at_target else None,
-            "" if at_target else "the target is at --bots 200 --stored 100000",
-        )
-    )
-    details["leaderboard_s"] = round(board.seconds, 2)
     return figures, details
+
+
+def measure_ratings(
+    bots: Path, folder: Path, n_bots: int, stored: int, timeout_s: float
+) -> tuple[list[Figure], dict[str, Any]]:
+    """``arena leaderboard`` on a store of ``stored`` games among ``n_bots`` bots."""
+    settings = _settings(bots, folder / "ratings", stored)
+    t = time.monotonic()
+    n, _ = fill_store(settings)
+    fill_s = time.monotonic() - t
+    board = run_arena(["leaderboard", str(settings.results), "--tournament", settings.tournament_id(PLAYERS)], timeout_s=timeout_s)
+    _check(board, "arena leaderboard")
+    at_target = n_bots >= 200 and n >= 100_000
+    seconds = None if board.stopped else round(board.seconds, 2)
+    figures = [
+        Figure(
+            "ratings fast", seconds, f"s for arena leaderboard, {n_bots} bots, {n:,} games",
+            "< 2 s at 200 bots, 100,000 games", (seconds is not None and seconds < 2) if at_target else None,
+            (f"not done after {timeout_s:g} s" if board.stopped else "")
+            + ("" if at_target else ("; " if board.stopped else "") + "the target is at --bots 200 --stored 100000"),
+        )
+    ]
+    return figures, {"games": n, "filled_per_s": round(n / fill_s, 1), "leaderboard_s": seconds}
 
 
 def measure_live(bots: Path, folder: Path, games: int, rounds: int) -> tuple[list[Figure], dict[str, Any]]:
@@ -628,6 +644,7 @@ def bench_scale(
     *,
     bots: int = 200,
     run_bots: int = 16,
+    report_bots: int = 32,
     games: int = 5_000,
     stored: int = 10_000,
     added: tuple[int, int] = (100, 400),
@@ -635,27 +652,28 @@ def bench_scale(
     live_rounds: int = 1,
     schedule_games: int = 1_000,
     schedule_timeout_s: float = 60.0,
+    leaderboard_timeout_s: float = 900.0,
     memory_cap_mib: int | None = None,
     scratch: Path | None = None,
     only: Sequence[str] = (),
 ) -> ScaleBench:
-    """Every figure of the module's docstring (or those named in ``only``: memory, schedule,
-    stores, live), in a scratch folder made in ``scratch`` and removed afterwards."""
-    if bots < PLAYERS or run_bots < PLAYERS:
-        raise ArenaError(f"bench scale: --bots and --run-bots must be at least {PLAYERS}")
+    """Every figure of the module's docstring (or those of the parts named in ``only``, from
+    :data:`PARTS`), in a scratch folder made in ``scratch`` and removed afterwards."""
+    if min(bots, run_bots, report_bots) < PLAYERS:
+        raise ArenaError(f"bench scale: --bots, --run-bots and --report-bots must be at least {PLAYERS}")
     cap = memory_cap_mib * MIB if memory_cap_mib else _default_cap()
-    out = ScaleBench(bots=bots, run_bots=run_bots, games=games, stored=stored)
+    out = ScaleBench(bots=bots, run_bots=run_bots, report_bots=report_bots, games=games, stored=stored)
     folder = scratch_folder(scratch)
     parts = set(only) or set(PARTS)
     try:
-        (folder / "few").mkdir()
-        (folder / "many").mkdir()
-        few = make_instant_bots(folder / "few", run_bots)
-        many = make_instant_bots(folder / "many", bots) if parts & {"schedule", "stores"} else few
+        few = make_instant_bots(_made(folder / "few"), run_bots)
+        many = make_instant_bots(_made(folder / "many"), bots) if parts & {"schedule", "ratings"} else few
+        middle = make_instant_bots(_made(folder / "middle"), report_bots) if "report" in parts else few
         steps: list[tuple[str, Callable[[], tuple[list[Figure], dict[str, Any]]]]] = [
             ("memory", lambda: measure_memory(few, folder / "memory", games)),
             ("schedule", lambda: measure_schedule(many, folder, bots, schedule_games, schedule_timeout_s, cap)),
-            ("stores", lambda: measure_stores(many, folder, bots, stored, added)),
+            ("report", lambda: measure_stores(middle, folder, report_bots, stored, added)),
+            ("ratings", lambda: measure_ratings(many, folder, bots, stored, leaderboard_timeout_s)),
             ("live", lambda: measure_live(few, folder, live_games, live_rounds)),
         ]
         for name, step in steps:
@@ -666,6 +684,11 @@ def bench_scale(
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return out
+
+
+def _made(folder: Path) -> Path:
+    folder.mkdir()
+    return folder
 
 
 def _default_cap() -> int:

@@ -125,7 +125,7 @@ def print_scale(console: Console, r: Any, *, as_json: bool) -> None:  # noqa: AN
     if as_json:
         print(json.dumps({"benchmark": "scale", "players": 4, **r.to_dict()}))
         return
-    table = Table(title=f"League scale: four-player games, instant C bots ({r.bots} bots; {r.run_bots} in the runs that play)", title_justify="left")
+    table = Table(title=f"League scale: four-player games, instant C bots ({r.bots} bots; {r.run_bots} in the runs that play, {r.report_bots} in the report's stores)", title_justify="left")
     for col, justify in (("figure", "left"), ("value", "right"), ("of", "left"), ("target", "left"), ("met", "left")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for f in r.figures:

@@ -60,7 +60,7 @@ def test_filled_store_is_what_the_run_would_play(tmp_path: Path) -> None:
 
 def test_every_figure_is_reported(tmp_path: Path) -> None:
     r = bench_scale(
-        bots=8, run_bots=6, games=60, stored=64, added=(8, 16), live_games=60, schedule_games=40,
+        bots=8, run_bots=6, report_bots=7, games=60, stored=64, added=(8, 16), live_games=60, schedule_games=40,
         schedule_timeout_s=30, scratch=tmp_path,
     )
     names = [f.name for f in r.figures]
@@ -74,7 +74,7 @@ def test_every_figure_is_reported(tmp_path: Path) -> None:
         assert f.target
     # Small runs: the targets set at 100,000 games or 200 bots do not apply.
     assert by_name["memory flat"].passed is None and by_name["resume instant"].passed is None
-    assert r.details["stores"]["resume"]["to_play"] == 0
+    assert r.details["report"]["resume"]["to_play"] == 0
     assert r.details["memory"]["games"] == 60 and r.details["memory"]["rss_end_mib"] > 0
     assert not list(tmp_path.iterdir())  # the scratch folder is gone
 
