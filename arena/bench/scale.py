@@ -188,8 +188,9 @@ def run_arena(
     sample_s: float = 0.1,
 ) -> Command:
     """Run ``arena ARGS`` (this arena) to its end, or until ``stop_when`` accepts one of its
-    stderr lines, ``timeout_s`` passes or its RSS exceeds ``memory_cap``: it is then
-    interrupted as by Ctrl-C (SIGINT to its process group), and killed 15 s later if still there."""
+    stderr lines or ``timeout_s`` passes: it is then interrupted as by Ctrl-C (SIGINT to its
+    process group), and killed 15 s later if still there; or until its RSS exceeds
+    ``memory_cap``: its process group is then killed at once."""
     full_env = {**os.environ, **(env or {})}
     full_env["PYTHONPATH"] = os.pathsep.join(filter(None, (_ARENA_ROOT, os.environ.get("PYTHONPATH"))))
     full_env.setdefault("COLUMNS", "132")
@@ -234,8 +235,11 @@ def run_arena(
             elif timeout_s is not None and time.monotonic() - t0 > timeout_s:
                 stopped = f"stopped after {timeout_s:g} s"
             elif memory_cap is not None and rss > memory_cap:
-                stopped = f"stopped at {rss / MIB:,.0f} MiB"
-            if stopped:
+                # Killed at once: a Ctrl-C waits for the work under way, which may go on growing.
+                stopped = f"killed at {rss / MIB:,.0f} MiB after {time.monotonic() - t0:.0f} s"
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            if stopped and not stopped.startswith("killed"):
                 _interrupt(proc)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(sample_s)
