@@ -15,6 +15,7 @@ from arena.cli.render_bench import (
     print_engine,
     print_referee,
     print_sandbox,
+    print_scale,
     print_tournament,
 )
 from arena.engine import Variant
@@ -119,3 +120,46 @@ def bench_cluster_command(
     with busy("benchmarking the cluster path…"):
         r = bench_cluster(deals)
     print_cluster(out, r, SLOTS, as_json=json_output)
+
+
+@bench_app.command("scale")
+def bench_scale_command(
+    bots: Annotated[int, typer.Option("--bots", min=4, help="Bots of the round-robin schedule and of the leaderboard's store.")] = 200,
+    run_bots: Annotated[int, typer.Option("--run-bots", min=4, help="Bots of the runs that play (memory, live table).")] = 16,
+    report_bots: Annotated[int, typer.Option("--report-bots", min=4, help="Bots of the report's stores and of resume.")] = 32,
+    games: Annotated[int, typer.Option("--games", "-g", min=8, help="Games of the memory run (the target is at 100000).")] = 5_000,
+    stored: Annotated[int, typer.Option("--stored", min=8, help="Games in the stores of the report, resume and the leaderboard (the targets are at 100000).")] = 10_000,
+    added: Annotated[
+        tuple[int, int], typer.Option("--added", min=4, help="The two numbers of games added to a store before the report is timed.")
+    ] = (100, 400),
+    live_games: Annotated[int, typer.Option("--live-games", min=8, help="Games of each live-table run.")] = 2_000,
+    live_rounds: Annotated[int, typer.Option("--live-rounds", min=1, help="Interleaved pairs of live-table runs (terminal, quiet).")] = 1,
+    schedule_games: Annotated[int, typer.Option("--schedule-games", min=8, help="--games of the capped schedule run.")] = 1_000,
+    schedule_timeout: Annotated[float, typer.Option("--schedule-timeout", min=1, help="Seconds a schedule run may take to its first game before it is stopped.")] = 60.0,
+    leaderboard_timeout: Annotated[float, typer.Option("--leaderboard-timeout", min=1, help="Seconds arena leaderboard may take before it is stopped.")] = 900.0,
+    memory_cap: Annotated[int | None, typer.Option("--memory-cap", min=64, help="MiB at which a schedule run is stopped. [default: half the memory available, at most 2048]")] = None,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Only these parts (repeatable): memory, schedule, report (and resume), ratings, live.")
+    ] = None,
+    scratch: Annotated[
+        Path | None,
+        typer.Option(help="Where to make the (temporary) results folders: a folder on the disk your results go to. [default: the current directory]"),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """League-scale figures against their targets (needs `cc`): memory over a long run, the
+    schedule of a big round-robin, resume, the leaderboard and the report on a big store,
+    and the live table's share of a run."""
+    from arena.bench.scale import PARTS, bench_scale
+
+    unknown = sorted(set(only or ()) - set(PARTS))
+    if unknown:
+        raise ArenaError(f"--only takes {', '.join(PARTS)}, not {unknown[0]!r}")
+    with busy("benchmarking at league scale…"):
+        r = bench_scale(
+            bots=bots, run_bots=run_bots, report_bots=report_bots, games=games, stored=stored, added=added, live_games=live_games,
+            live_rounds=live_rounds, schedule_games=schedule_games, schedule_timeout_s=schedule_timeout,
+            leaderboard_timeout_s=leaderboard_timeout,
+            memory_cap_mib=memory_cap, scratch=scratch, only=only or (),
+        )
+    print_scale(out, r, as_json=json_output)

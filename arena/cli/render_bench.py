@@ -118,3 +118,25 @@ def print_cluster(console: Console, r: Any, slots: int, *, as_json: bool) -> Non
         "per game (client, writer, scheduler)",
         highlight=False,
     )
+
+
+def print_scale(console: Console, r: Any, *, as_json: bool) -> None:  # noqa: ANN401 - a ScaleBench
+    """`arena bench scale`: a row per figure, with its target and whether it is met."""
+    if as_json:
+        print(json.dumps({"benchmark": "scale", "players": 4, **r.to_dict()}))
+        return
+    table = Table(title=f"League scale: four-player games, instant C bots ({r.bots} bots; {r.run_bots} in the runs that play, {r.report_bots} in the report's stores)", title_justify="left")
+    for col, justify in (("figure", "left"), ("value", "right"), ("of", "left"), ("target", "left"), ("met", "left")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for f in r.figures:
+        value = "-" if f.value is None else f"{f.value:,.3g}" if abs(f.value) < 100 else f"{f.value:,.0f}"
+        met = "[dim]n/a[/dim]" if f.passed is None else "[green]yes[/green]" if f.passed else "[red]no[/red]"
+        table.add_row(escape(f.name), value, escape(f.unit), escape(f.target), met)
+    console.print(table)
+    for f in r.figures:
+        if f.note:
+            console.print(f"[dim]{escape(f.name)}: {escape(f.note)}[/dim]", highlight=False)
+    console.print(
+        "[dim]each figure is the arena command a user runs (a subprocess: wall time, RSS of the arena's process); "
+        "n/a: this run was smaller than the size its target is set at.[/dim]"
+    )
