@@ -25,7 +25,8 @@ import trio
 
 from arena.authoring.play import run_interruptible
 from arena.bots import BotError
-from arena.bots.manifest import find_bot, prepare_bot
+from arena.bots.manifest import find_bot
+from arena.bots.prepare import prepare_bot
 from arena.bots.sandbox import SandboxSettings
 from arena.engine import (
     RULES_VERSION,

@@ -14,7 +14,8 @@ import trio
 
 from arena.authoring.human import HUMAN, find_terminal, human_spec
 from arena.bots import BotError, BotSpec, lone_errors_unwrapped
-from arena.bots.manifest import BotManifest, find_bot, prepare_bot
+from arena.bots.manifest import BotManifest, find_bot
+from arena.bots.prepare import prepare_bot
 from arena.bots.sandbox import SandboxSettings
 from arena.engine import GameConfig
 from arena.errors import ArenaError

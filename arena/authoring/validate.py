@@ -50,7 +50,8 @@ from arena.authoring.situations import (
 )
 from arena.authoring.verdict import Seen, judge
 from arena.bots import BotError
-from arena.bots.manifest import BotManifest, find_bot, prepare_bot
+from arena.bots.manifest import BotManifest, find_bot
+from arena.bots.prepare import prepare_bot
 from arena.bots.sandbox import SandboxSettings
 from arena.engine import (
     GameState,

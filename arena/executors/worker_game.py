@@ -31,7 +31,8 @@ import trio
 from arena.bots import BotError, BotSpec
 from arena.bots._proctree import child_setup_hook
 from arena.bots.build import build_in_thread
-from arena.bots.manifest import BotManifest, prepare_bot
+from arena.bots.manifest import BotManifest
+from arena.bots.prepare import prepare_bot
 from arena.bots.sandbox import SandboxSettings
 from arena.bots.strict import resolve_level
 from arena.engine import GameConfig, Variant

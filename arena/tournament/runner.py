@@ -45,7 +45,8 @@ import trio
 
 from arena.bots import BotError
 from arena.bots.build import build_in_thread
-from arena.bots.manifest import BotManifest, discover_bots, prepare_bot
+from arena.bots.manifest import BotManifest, discover_bots
+from arena.bots.prepare import prepare_bot
 from arena.engine import GameConfig
 from arena.errors import ArenaError
 from arena.executors.jobs import Executor, GameJob, SeatBot

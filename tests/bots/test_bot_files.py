@@ -29,14 +29,8 @@ from proc_helpers import needs_strict
 from arena.authoring.submit import submit_bot
 from arena.bots.bundle import BundleError, bundle_bot, unpack_bundle
 from arena.bots.files import MAX_DEPTH, MAX_ENTRIES, BotFilesError, copy_bot, hash_bot
-from arena.bots.manifest import (
-    BuildError,
-    ManifestError,
-    content_hash,
-    discover_bots,
-    find_bot,
-    prepare_bot,
-)
+from arena.bots.manifest import ManifestError, content_hash, discover_bots, find_bot
+from arena.bots.prepare import BuildError, prepare_bot
 from arena.errors import ArenaError
 from arena.game.players import TimeSettings
 

@@ -1,5 +1,5 @@
 """A bot's identity (name + content hash) pins the code it runs: every bot runs from a
-verified copy of exactly its hashed files (arena/bots/manifest.py ``prepare_bot`` /
+verified copy of exactly its hashed files (arena/bots/prepare.py ``prepare_bot`` /
 ``run_copy``), made once per content hash, atomically; files the hash leaves out (caches,
 version control) are never there to be run, and everything else is hashed. Real bot
 processes, real crafted files (sourceless and unchecked .pyc), real ``bwrap``."""
@@ -24,14 +24,8 @@ from arena.authoring.play import play_one
 from arena.authoring.validate import validate_bot
 from arena.bots.bundle import bundle_bot, unpack_bundle
 from arena.bots.files import copy_bot, hash_bot
-from arena.bots.manifest import (
-    COPIED,
-    BotCopyError,
-    ManifestError,
-    content_hash,
-    find_bot,
-    prepare_bot,
-)
+from arena.bots.manifest import ManifestError, content_hash, find_bot
+from arena.bots.prepare import COPIED, BotCopyError, prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.engine import GameConfig
 from arena.executors.worker_game import ProcessJob, decode_record, encode_job, run_job
@@ -315,7 +309,7 @@ def test_the_copy_is_made_once_and_reused_by_every_later_prepare(tmp_path: Path)
 RACER = textwrap.dedent('''\
     import os, sys, time
     from pathlib import Path
-    from arena.bots import manifest
+    from arena.bots import manifest, prepare
 
     bot, cache, me, others = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     real_rename = os.rename
@@ -331,7 +325,7 @@ RACER = textwrap.dedent('''\
         return real_rename(src, dst)
 
     os.rename = rename_when_all_copied
-    spec = manifest.prepare_bot(manifest.find_bot(bot), cache)
+    spec = prepare.prepare_bot(manifest.find_bot(bot), cache)
     print(spec.cwd)
 ''')
 

@@ -17,7 +17,8 @@ import pytest
 
 from arena.bots import build
 from arena.bots.build import BUILD_DEPTH_CAP
-from arena.bots.manifest import BuildError, find_bot, prepare_bot
+from arena.bots.manifest import find_bot
+from arena.bots.prepare import BuildError, prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.bots.strict import strict_support
 

@@ -35,7 +35,8 @@ from proc_helpers import STRICT, needs_strict
 
 from arena.bots import BotSpec, BotStartError, open_bot
 from arena.bots.build import BUILD_OUTPUT_CAP
-from arena.bots.manifest import BuildError, ManifestError, find_bot, prepare_bot
+from arena.bots.manifest import ManifestError, find_bot
+from arena.bots.prepare import BuildError, prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.errors import ArenaError
 
@@ -350,7 +351,8 @@ BLABBER = "import os\nchunk = b'x' * 65536\nwhile True:\n    os.write(1, chunk)\
 MEASURE = """\
 import resource, sys
 from pathlib import Path
-from arena.bots.manifest import BuildError, find_bot, prepare_bot
+from arena.bots.manifest import find_bot
+from arena.bots.prepare import BuildError, prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
 try:
     prepare_bot(find_bot(Path(sys.argv[1])), Path(sys.argv[2]), SandboxSettings(Level(sys.argv[3])))

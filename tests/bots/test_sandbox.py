@@ -18,7 +18,8 @@ import trio
 from proc_helpers import STRICT, needs_strict
 
 from arena.bots import _cgroup
-from arena.bots.manifest import ManifestError, find_bot, prepare_bot
+from arena.bots.manifest import ManifestError, find_bot
+from arena.bots.prepare import prepare_bot
 from arena.bots.sandbox import DEFAULT_BUILD_LIMITS, DEFAULT_LIMITS, Level, Limits, SandboxSettings
 from arena.bots.strict import resolve_level
 from arena.engine import GameConfig

@@ -43,7 +43,8 @@ import trio
 
 from arena.bots import BotCrashed, BotSpec, _seccomp, open_bot
 from arena.bots.build import run_build
-from arena.bots.manifest import find_bot, prepare_bot
+from arena.bots.manifest import find_bot
+from arena.bots.prepare import prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.bots.strict import _probe_strict, strict_support
 from arena.engine import GameConfig

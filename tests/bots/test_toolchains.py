@@ -20,7 +20,8 @@ import trio
 from proc_helpers import STRICT, needs_strict
 
 from arena.bots import toolchains
-from arena.bots.manifest import BuildError, ManifestError, find_bot, prepare_bot
+from arena.bots.manifest import ManifestError, find_bot
+from arena.bots.prepare import BuildError, prepare_bot
 from arena.bots.sandbox import DEFAULT_BUILD_LIMITS, Level, SandboxSettings
 from arena.engine import GameConfig
 from arena.game.players import DEFAULT_TIME, open_pool

@@ -40,7 +40,8 @@ from arena.bots import (
     StaleFlood,
     open_bot,
 )
-from arena.bots.manifest import find_bot, prepare_bot
+from arena.bots.manifest import find_bot
+from arena.bots.prepare import prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.engine import GameConfig
 from arena.game.players import TimeSettings, open_pool

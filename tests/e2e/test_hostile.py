@@ -29,7 +29,8 @@ import trio
 from proc_helpers import STRICT, needs_strict
 
 from arena.bots import _cgroup
-from arena.bots.manifest import find_bot, prepare_bot
+from arena.bots.manifest import find_bot
+from arena.bots.prepare import prepare_bot
 from arena.bots.sandbox import DEFAULT_LIMITS, Level, SandboxSettings
 from arena.engine import GameConfig
 from arena.game.players import DEFAULT_TIME, open_pool

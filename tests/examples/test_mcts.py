@@ -20,7 +20,8 @@ import trio
 from sdk_helpers import ROOT, act_message, game_start_message
 
 from arena.bots import BotSpec
-from arena.bots.manifest import find_bot, prepare_bot
+from arena.bots.manifest import find_bot
+from arena.bots.prepare import prepare_bot
 from arena.engine import GameConfig, GameState, apply_turn, events, legal_plays, new_game, result
 from arena.game.players import open_pool
 from arena.game.referee import GameRecord, play_game

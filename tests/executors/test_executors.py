@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from arena.bots.manifest import find_bot, prepare_bot
+from arena.bots.manifest import find_bot
+
+from arena.bots.prepare import prepare_bot
 from arena.engine import GameConfig, Variant
 from arena.executors.cluster import failed_record
 from arena.executors.jobs import GameJob, SeatBot

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from arena.bots.manifest import find_bot, prepare_bot
+from arena.bots.manifest import find_bot
+
+from arena.bots.prepare import prepare_bot
 from arena.engine import GameConfig, Variant
 from arena.executors.jobs import GameJob, SeatBot
 from arena.executors.local import LocalExecutor, open_local_executor

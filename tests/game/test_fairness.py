@@ -26,7 +26,9 @@ from hypothesis import strategies as st
 from proc_helpers import STRICT, needs_strict
 from typer.testing import CliRunner
 
-from arena.bots.manifest import find_bot, prepare_bot
+from arena.bots.manifest import find_bot
+
+from arena.bots.prepare import prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.cli.app import app
 from arena.engine import GameConfig, Variant, apply_turn, legal_plays, new_game, result

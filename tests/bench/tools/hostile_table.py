@@ -42,7 +42,8 @@ ROOT = Path(__file__).resolve().parents[3]  # the repository: tests/bench/tools/
 sys.path.insert(0, str(ROOT))
 
 from arena.bots import _cgroup  # noqa: E402
-from arena.bots.manifest import find_bot, prepare_bot  # noqa: E402
+from arena.bots.manifest import find_bot  # noqa: E402
+from arena.bots.prepare import prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings  # noqa: E402
 from arena.bots.strict import resolve_level  # noqa: E402
 from arena.engine import GameConfig  # noqa: E402

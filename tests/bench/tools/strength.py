@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parents[3]  # the repository: tests/bench/tools/
 sys.path.insert(0, str(ROOT))
 
 from arena.bots import BotError  # noqa: E402
-from arena.bots.manifest import find_bot, prepare_bot  # noqa: E402
+from arena.bots.manifest import find_bot  # noqa: E402
+from arena.bots.prepare import prepare_bot
 from arena.engine import GameConfig  # noqa: E402
 from arena.game.players import TimeSettings, open_pool  # noqa: E402
 from arena.game.referee import GameRecord, play_game  # noqa: E402
