@@ -21,7 +21,8 @@ from arena.engine import GameConfig
 from arena.errors import ArenaError
 from arena.game.deals import keyed_digest
 from arena.game.players import TimeSettings, open_pool
-from arena.game.referee import GameRecord, play_game
+from arena.game.referee import play_game
+from arena.game.record import GameRecord
 from arena.game.replay import write_replay
 from arena.text import plural
 

@@ -55,7 +55,8 @@ from arena.bots import BotSpec
 from arena.engine import GameConfig
 from arena.errors import ArenaError
 from arena.game.players import Player, TimeSettings, open_pool
-from arena.game.referee import GameRecord, play_game
+from arena.game.referee import play_game
+from arena.game.record import GameRecord
 
 PLAYERS = 4
 #: Generous budgets: an instant bot never comes near them, but deadlines stay armed

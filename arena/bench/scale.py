@@ -71,7 +71,7 @@ from arena.game.acts import ActWriter
 from arena.game.deals import card_ids
 from arena.game.ids import game_id, seat_identity, time_dict
 from arena.game.players import TimeSettings
-from arena.game.referee import GameRecord
+from arena.game.record import GameRecord
 from arena.game.replay import (
     FAULT_KINDS,
     ActionRecord,

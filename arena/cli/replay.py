@@ -118,86 +118,17 @@ def verify_command(
     in a results folder, check each game's seats against the store too. Every file is
     listed, good or bad; fail on any difference."""
     from arena.cli.render_lines import Verified, print_verified, print_verify_end
-    from arena.game.replay import ReplayError, iter_replays
+    from arena.store.audit import open_audit
 
-    try:
-        files = iter_replays(target)
-    except ReplayError as exc:
-        raise ArenaError(str(exc)) from None
-    store = _verify_store(target)
     results: list[Verified] = []
-    try:
-        for file in files:
-            results.append((str(file), *_verify_one(file, store)))
+    with open_audit(target) as audit:
+        for result in audit:
+            results.append(result)
             if not json_output:
-                print_verified(out, err, results[-1])
-    finally:
-        if store is not None:
-            store[0].close()
-    print_verify_end(out, err, results, in_store=store is not None, json_output=json_output)
+                print_verified(out, err, result)
+    print_verify_end(out, err, results, in_store=audit.in_store, json_output=json_output)
     if any(kind for _, kind, _, _ in results):
         raise typer.Exit(1)
-
-
-def _verify_store(target: Path):  # noqa: ANN202
-    """The results store ``target`` lies in (the folder itself, or the one holding its
-    ``replays/``), with every game row by id; None outside a results folder."""
-    from arena.store.database import DB_NAME
-    from arena.store.errors import StoreError
-    from arena.store.opening import open_store
-
-    here = target.absolute() if target.is_dir() else target.absolute().parent
-    for root in (here, *list(here.parents)[:3]):
-        if (root / DB_NAME).is_file():
-            try:
-                store = open_store(root, create=False, read_only=True)
-            except StoreError as exc:
-                raise ArenaError(str(exc)) from None
-            return store, {g.id: g for g in store.games(status=None)}
-    return None
-
-
-def _verify_one(file: Path, store) -> tuple[str, str, str]:  # noqa: ANN001
-    """``("", "", note)`` for a replay that verifies (and matches its store row, if any);
-    else the failure's kind (unreadable or differs) and its message naming the file."""
-    from arena.game.replay import ReplayError, fault_counts, read_replay
-    from arena.game.verify import check_game_id, check_recorded_game, verify_replay
-
-    try:
-        rep = read_replay(file)
-    except ReplayError as exc:
-        return "unreadable", str(exc), ""
-    try:
-        verify_replay(rep, name=str(file))
-        row = None if store is None else store[1].get(rep.game_id)
-        if row is None:
-            check_game_id(rep, str(file))
-            return "", "", "" if store is None else "no row in the store (a game a killed run left)"
-        st = store[0]
-        kept = (st.root / "replays").absolute()
-        if file.absolute().is_relative_to(kept) and (st.root / row.replay).absolute() != file.absolute():
-            raise ReplayError(f"{file}: holds game {rep.game_id}, whose replay the store has at {row.replay}")
-        label = f"{file} (store: game {row.id})"
-        bots = [(s.bot.name, s.bot.version, s.bot.hash) for s in row.seats]
-        check_recorded_game(rep, label=label, seed=row.seed, players=row.players, variant=row.variant, bots=bots)
-        if row.status != rep.status:
-            raise ReplayError(f"{label}: the store has it {row.status}, the replay {rep.status}")
-        if rep.result is not None and row.status == "complete":
-            counts = fault_counts(rep)
-            for s in row.seats:
-                stored = (s.points, s.puddings, s.rank, s.autopilot, {k: v for k, v in s.faults.items() if v})
-                res = rep.result
-                recorded = (res.scores[s.seat], res.puddings[s.seat], res.ranks[s.seat], res.autopilot[s.seat],
-                            {k: v for k, v in counts[s.seat].items() if v})
-                if stored != recorded:
-                    raise ReplayError(
-                        f"{label}: seat {s.seat}: the store has points, puddings, rank, autopilot, faults {stored}, "
-                        f"the replay {recorded}"
-                    )
-        check_game_id(rep, label)
-    except ReplayError as exc:
-        return "differs", str(exc), ""
-    return "", "", ""
 
 
 #: The commands of this module by name, for the app to register.

@@ -45,7 +45,8 @@ from arena.errors import ArenaError
 from arena.executors.jobs import GameJob, OnRecord
 from arena.executors.worker_game import decode_record
 from arena.game.ids import time_dict
-from arena.game.referee import FAULT_KINDS, GameRecord
+from arena.game.referee import FAULT_KINDS
+from arena.game.record import GameRecord
 from arena.game.replay import Replay, SeatInfo
 
 #: A game is recorded void (and reported) after failing this many times on workers.

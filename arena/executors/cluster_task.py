@@ -105,8 +105,8 @@ def _where() -> str:
 
 def run_game(job: dict[str, Any], *bundles: bytes) -> bytes:
     """Play one game on this worker; returns the game process's output, the
-    :class:`~arena.referee.GameRecord` as JSON (:func:`arena.executors.worker_game.decode_record`). ``job`` holds the game (id, seed,
-    :class:`~arena.game.referee.GameRecord` as JSON (:func:`arena.worker_game.decode_record`). ``job`` holds the game (id, seed,
+    :class:`~arena.game.record.GameRecord` as JSON (:func:`arena.executors.worker_game.decode_record`). ``job`` holds the game (id, seed,
+    :class:`~arena.game.record.GameRecord` as JSON (:func:`arena.worker_game.decode_record`). ``job`` holds the game (id, seed,
     players, variant, time settings, the bot of each seat), the content hash of each
     bot, the names of the bots whose ``bundles`` follow, the rules version the run
     expects, and optionally the cache folder. Raises :class:`GameProcessError` if this

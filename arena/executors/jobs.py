@@ -2,7 +2,7 @@
 
 A caller (a tournament, a match, a ladder) turns the games it wants into
 :class:`GameJob` values and hands them to an :class:`Executor`, which plays them with
-bounded concurrency and reports each :class:`~arena.game.referee.GameRecord` as it finishes.
+bounded concurrency and reports each :class:`~arena.game.record.GameRecord` as it finishes.
 An executor knows nothing of tournaments, schedules or the store: a job is everything
 that decides its game, and the record is everything the game produced.
 """
@@ -17,7 +17,7 @@ from arena.bots import BotSpec
 from arena.bots.manifest import BotManifest
 from arena.engine import GameConfig
 from arena.game.players import TimeSettings
-from arena.game.referee import GameRecord
+from arena.game.record import GameRecord
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,8 @@ from arena.errors import ArenaError
 from arena.executors.jobs import GameJob, OnRecord, SeatBot
 from arena.executors.referees import RefereeGone, RefereeProcess, void_record
 from arena.game.players import Player, PlayerPool, open_pool
-from arena.game.referee import GameRecord, play_game
+from arena.game.referee import play_game
+from arena.game.record import GameRecord
 
 #: A run stops (an error) when this many referee processes in a row die before
 #: finishing a game: the machine cannot run them, and every game would be void.

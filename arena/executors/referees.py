@@ -40,7 +40,8 @@ from arena.bots._proctree import child_setup_hook
 from arena.engine import Variant, new_game
 from arena.executors.jobs import GameJob
 from arena.game.ids import time_dict
-from arena.game.referee import FAULT_KINDS, GameRecord
+from arena.game.referee import FAULT_KINDS
+from arena.game.record import GameRecord
 from arena.game.replay import Replay, SeatInfo
 
 _HEADER = struct.Struct("!I")

@@ -37,7 +37,8 @@ from arena.bots.sandbox import SandboxSettings
 from arena.bots.strict import resolve_level
 from arena.engine import GameConfig, Variant
 from arena.game.players import TimeSettings, open_pool
-from arena.game.referee import GameRecord, play_game
+from arena.game.referee import play_game
+from arena.game.record import GameRecord
 
 
 class ProcessJob(msgspec.Struct, kw_only=True):

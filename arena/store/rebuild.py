@@ -181,7 +181,7 @@ def _build(
     files: list[Path],
     report: RebuildReport,
 ) -> None:
-    from arena.game.referee import record_from_replay
+    from arena.game.record import record_from_replay
     from arena.game.replay import ReplayError, read_replay
     from arena.game.verify import verify_replay
     from arena.store.rows import game_row

@@ -1,4 +1,4 @@
-"""A finished game's database row, made from its :class:`~arena.game.referee.GameRecord`:
+"""A finished game's database row, made from its :class:`~arena.game.record.GameRecord`:
 the same from the game just played (a tournament) and from its replay (a killed run's
 game, a rebuilt store)."""
 
@@ -8,14 +8,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from arena.engine import RULES_VERSION
-from arena.game.referee import GameRecord
+from arena.game.record import GameRecord
 from arena.store.database import NewGame, replay_relpath
 
 
 def game_row(record: GameRecord, set_id: str, bot_ids: Sequence[int], time_settings: Mapping[str, Any]) -> NewGame:
     """A finished game's database row (``bot_ids``: the bot row of each seat, in seat
     order), from its record: the same from the game just played and from its replay
-    (:func:`arena.game.referee.record_from_replay`, for a killed run's game or a rebuilt store)."""
+    (:func:`arena.game.record.record_from_replay`, for a killed run's game or a rebuilt store)."""
     config = record.config
     n = config.players  # the dummy seat (if any) is not a bot: not stored
     timing = record.replay.timing or {}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from arena.bots.manifest import BotManifest
-from arena.game.referee import GameRecord
+from arena.game.record import GameRecord
 from arena.store.database import BotRow
 from arena.tournament.schedule import ScheduledGame
 

@@ -54,7 +54,7 @@ from arena.executors.local import LocalExecutor, open_local_executor
 from arena.game.deals import card_ids
 from arena.game.ids import game_id, seat_identity, time_dict
 from arena.game.players import BotFault, TimeSettings
-from arena.game.referee import GameRecord, record_from_replay
+from arena.game.record import GameRecord, record_from_replay
 from arena.game.replay import ReplayError, encode_replay, read_replay
 from arena.game.verify import check_recorded_game, verify_replay
 from arena.store.database import NewGame, Store, make_replay_folders, replay_relpath

@@ -45,7 +45,8 @@ from arena.bots.prepare import prepare_bot
 from arena.bots.sandbox import Level, SandboxSettings
 from arena.engine import GameConfig
 from arena.game.players import TimeSettings, open_pool
-from arena.game.referee import GameRecord, play_game
+from arena.game.referee import play_game
+from arena.game.record import GameRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = Path(__file__).resolve().parents[1] / "data" / "hostile_bots" / "hostile.py"

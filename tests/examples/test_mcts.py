@@ -24,7 +24,8 @@ from arena.bots.manifest import find_bot
 from arena.bots.prepare import prepare_bot
 from arena.engine import GameConfig, GameState, apply_turn, events, legal_plays, new_game, result
 from arena.game.players import open_pool
-from arena.game.referee import GameRecord, play_game
+from arena.game.referee import play_game
+from arena.game.record import GameRecord
 from protocol import Play
 from protocol.sdk import GameMemory, View
 

@@ -17,7 +17,7 @@ from arena.executors.cluster import failed_record
 from arena.executors.jobs import GameJob, SeatBot
 from arena.executors.local import open_local_executor
 from arena.game.players import DEFAULT_TIME
-from arena.game.referee import GameRecord
+from arena.game.record import GameRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = GameConfig(2, Variant.STANDARD)

@@ -23,7 +23,7 @@ from arena.engine import GameConfig, Variant
 from arena.executors.jobs import GameJob, SeatBot
 from arena.executors.local import LocalExecutor, open_local_executor
 from arena.game.players import TimeSettings
-from arena.game.referee import GameRecord
+from arena.game.record import GameRecord
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bots"
 CONFIG = GameConfig(2, Variant.STANDARD)

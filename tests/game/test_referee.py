@@ -13,7 +13,8 @@ import trio
 from arena.bots import BotSpec
 from arena.engine import GameConfig
 from arena.game.players import TimeSettings, open_pool
-from arena.game.referee import GameRecord, play_game, record_from_replay
+from arena.game.referee import play_game
+from arena.game.record import GameRecord, record_from_replay
 from arena.game.replay import encode_replay, read_replay, write_replay
 from arena.game.verify import verify_replay
 

@@ -40,7 +40,8 @@ from arena.bots.manifest import find_bot  # noqa: E402
 from arena.bots.prepare import prepare_bot
 from arena.engine import GameConfig  # noqa: E402
 from arena.game.players import TimeSettings, open_pool  # noqa: E402
-from arena.game.referee import GameRecord, play_game  # noqa: E402
+from arena.game.referee import play_game  # noqa: E402
+from arena.game.record import GameRecord
 
 
 @dataclass
