@@ -64,6 +64,7 @@ class LocalExecutor:
         #: process's own CPU is not in it).
         self.referee_cpu = 0.0
         self._deaths = 0  # referee processes in a row that died before finishing a game
+        self._failing = False  # a worker has raised that too many referee processes died: the others stop
 
     def new_player(self, seat: SeatBot) -> Player:
         """A new, not yet started, process of the seat's bot in this executor's pool."""
@@ -160,7 +161,7 @@ class LocalExecutor:
         stopped = False  # cancelled or failing: the process's bots end at once
         try:
             for job in queue:
-                if keep_going is not None and not keep_going():
+                if self._failing or (keep_going is not None and not keep_going()):
                     return
                 if referee is None:
                     referee = self.referees.pop() if self.referees else RefereeProcess()
@@ -176,6 +177,9 @@ class LocalExecutor:
                     referee = None
                     reason = f"{gone}; the game is void and is played again by the next run"
                     if self._deaths >= MAX_REFEREE_DEATHS:
+                        if self._failing:  # another job's worker says it already: one error, not one per job
+                            return
+                        self._failing = True
                         raise ArenaError(
                             f"game {job.game_id}: {MAX_REFEREE_DEATHS} referee processes in a row ended before "
                             f"finishing a game (the last: {gone})"
