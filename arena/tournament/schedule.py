@@ -1,7 +1,10 @@
 """Which games a tournament plays: tables of bots, duplicate deals, seatings, and their order.
 
 Pure: no I/O, no clock, no global random. Everything is derived from the arguments, so the same
-call always returns the same list.
+call always returns the same games in the same order. The games are made one at a time
+(:func:`iter_schedule`): the first game of a 200-bot round robin comes at once, and the
+schedule holds no list of its games, nor of its tables once there are more than
+:data:`EXACT_ORDER_TABLES` of them (see :func:`make_schedule`, "Order").
 
 A *table* is a set of ``players`` bots (kept sorted by name). A *duplicate set* is one seeded
 deal played at a table under several seatings — every rotation of the seats (``"rotations"``,
@@ -18,11 +21,13 @@ names and the seed still cannot compute a deal without it (the seed is small and
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 import itertools
 import math
 import random
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from arena.errors import ArenaError
@@ -37,12 +42,19 @@ __all__ = [
     "games_cap",
     "iter_schedule",
     "make_schedule",
+    "schedule_games",
 ]
 
 #: The fewest bytes of a deal key (the store makes 32 random ones).
 MIN_KEY_BYTES = 16
 
 SEATINGS = ("rotations", "all")
+
+#: Up to this many tables (per deal), a round robin plays them in the order of their deal
+#: seeds, which are all computed and sorted first (about 17 µs and 200 bytes a table: about a
+#: second and 13 MB at most); above it, in a keyed pseudo-random order made one table at a
+#: time (see :func:`_full`).
+EXACT_ORDER_TABLES = 1 << 16
 MIN_PLAYERS, MAX_PLAYERS = 2, 5
 
 
@@ -150,7 +162,9 @@ def iter_schedule(
 ) -> Iterator[ScheduledGame]:
     """The games of :func:`make_schedule`, one at a time (arguments are checked at once).
 
-    Only the list of tables (or of chosen sets, when capped) is held in memory, not the games.
+    No game, set or table list is held: memory is ``O(bots²)`` for a capped design (plus an
+    int a set chosen), and ``O(bots)`` for a round robin of more than
+    :data:`EXACT_ORDER_TABLES` tables (below it, the tables of one deal are sorted first).
     """
     names = _check(bots, players, deals, seatings, games, gauntlet)
     check_key(key)
@@ -158,6 +172,23 @@ def iter_schedule(
     if cap is not None and not cap.full:
         return _capped(names, players, deals, seatings, cap.sets, key, seed, gauntlet)
     return _full(names, players, deals, seatings, key, seed, gauntlet)
+
+
+def schedule_games(
+    n_bots: int,
+    *,
+    players: int,
+    deals: int = 1,
+    seatings: str = "rotations",
+    games: int | None = None,
+    gauntlet: str | None = None,
+) -> int:
+    """How many games :func:`iter_schedule` yields for ``n_bots`` bots, without making them."""
+    cap = games_cap(n_bots, players=players, deals=deals, seatings=seatings, games=games, gauntlet=gauntlet)
+    if cap is not None:
+        return cap.games
+    tables = math.comb(n_bots, players) if gauntlet is None else math.comb(n_bots - 1, players - 1)
+    return tables * deals * games_per_set(players, seatings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,18 +245,70 @@ def _full(
     names: list[str], players: int, deals: int, seatings: str, key: bytes, seed: int, gauntlet: str | None
 ) -> Iterator[ScheduledGame]:
     if gauntlet is None:
-        tables = list(itertools.combinations(names, players))
+        field, fixed = names, ()
     else:
-        field = [n for n in names if n != gauntlet]
-        tables = [
-            tuple(sorted((gauntlet, *rest))) for rest in itertools.combinations(field, players - 1)
-        ]
+        field, fixed = [n for n in names if n != gauntlet], (gauntlet,)
+    size = players - len(fixed)  # the bots a table takes from the field
+    tables = math.comb(len(field), size)
     for deal in range(deals):
-        # Round d plays every table's d-th deal, tables in an order shuffled by their deal seeds,
-        # so a run cut short has played a fair sample; the order of two tables never depends on
-        # the other bots, so a ladder's old tables keep theirs.
-        for table in sorted(tables, key=lambda t: (deal_seed(key, seed, t, deal), t)):
+        if tables <= EXACT_ORDER_TABLES:
+            # Round d plays every table's d-th deal, tables in an order shuffled by their deal
+            # seeds, so a run cut short has played a fair sample; the order of two tables never
+            # depends on the other bots, so a ladder's old tables keep theirs.
+            made = (tuple(sorted((*fixed, *rest))) for rest in itertools.combinations(field, size))
+            order: Iterable[tuple[str, ...]] = sorted(made, key=lambda t: (deal_seed(key, seed, t, deal), t))
+        else:
+            # Too many tables to sort (that order needs every deal seed first): the same tables in
+            # a keyed pseudo-random order that depends on every bot, made one at a time.
+            order = _shuffled_tables(field, fixed, size, tables, key, seed, names, players, gauntlet, deal)
+        for table in order:
             yield from _set_games(table, deal, key, seed, seatings)
+
+
+def _shuffled_tables(
+    field: list[str],
+    fixed: tuple[str, ...],
+    size: int,
+    tables: int,
+    key: bytes,
+    seed: int,
+    names: list[str],
+    players: int,
+    gauntlet: str | None,
+    deal: int,
+) -> Iterator[tuple[str, ...]]:
+    """Every ``size``-subset of ``field`` (plus ``fixed``), each once, in the order of a keyed
+    permutation of their ranks: a four-round Feistel network over the smallest even power of
+    two that holds ``tables``, walked on past ranks outside (cycle walking), each rank then
+    unranked in the combinatorial number system. Memory: the field and a table of binomials."""
+    round_keys = [
+        keyed_digest(key, "order", seed, names, players, gauntlet, deal, r) for r in range(_FEISTEL_ROUNDS)
+    ]
+    half = max(1, ((tables - 1).bit_length() + 1) // 2)
+    mask = (1 << half) - 1
+    # binomials[j][c] = C(c, j + 1), increasing in c: the largest c with C(c, j + 1) <= rank by bisection.
+    binomials = [[math.comb(c, j + 1) for c in range(len(field))] for j in range(size)]
+
+    def permute(x: int) -> int:
+        left, right = x >> half, x & mask
+        for rk in round_keys:
+            f = int.from_bytes(hashlib.blake2b(right.to_bytes(8, "big"), key=rk, digest_size=8).digest(), "big")
+            left, right = right, left ^ (f & mask)
+        return (left << half) | right
+
+    for rank in range(tables):
+        x = permute(rank)
+        while x >= tables:  # cycle walking: a permutation of 0..tables-1 made of one of 0..4^half-1
+            x = permute(x)
+        members = []
+        for j in range(size - 1, -1, -1):
+            c = bisect.bisect_right(binomials[j], x) - 1
+            members.append(field[c])
+            x -= binomials[j][c]
+        yield tuple(sorted((*fixed, *members)))
+
+
+_FEISTEL_ROUNDS = 4
 
 
 def _capped(
@@ -244,7 +327,7 @@ def _capped(
 
 def _balanced_sets(
     names: list[str], players: int, deals: int, wanted: int, key: bytes, seed: int, gauntlet: str | None
-) -> list[tuple[tuple[str, ...], int]]:
+) -> Iterator[tuple[tuple[str, ...], int]]:
     """Choose ``wanted`` (table, deal) duplicate sets so that pairs meet about equally often.
 
     A greedy design, built one set at a time: the table's first bot is one of those that have
@@ -254,6 +337,9 @@ def _balanced_sets(
     A table may be chosen at most ``deals`` times; its n-th choice plays its deal n-1, so the
     first sets are the same deals an uncapped tournament would play. Every prefix of the
     result is itself about balanced, so the order is also the playing order.
+
+    Made one set at a time: the state is the counts (``O(bots²)``) and, per table chosen so
+    far, its number of deals used (one int key a set, about 70 bytes), never the sets.
     """
     rng = random.Random(
         int.from_bytes(keyed_digest(key, "capped", seed, names, players, gauntlet)[:8], "big")
@@ -262,8 +348,7 @@ def _balanced_sets(
     n = len(names)
     played = [0] * n
     met = [[0] * n for _ in range(n)]
-    uses: dict[tuple[int, ...], int] = {}
-    chosen: list[tuple[tuple[str, ...], int]] = []
+    uses: dict[int, int] = {}  # a table's deals used so far, by its members packed in one int
     for _ in range(wanted):
         tie = [rng.random() for _ in range(n)]
         if gauntlet is not None:
@@ -276,7 +361,7 @@ def _balanced_sets(
             for b in range(n):
                 if b in members:
                     continue
-                if last and uses.get(tuple(sorted((*members, b))), 0) >= deals:
+                if last and uses.get(_pack(sorted((*members, b)), n), 0) >= deals:
                     continue  # that table has played all its deals
                 key = (sum(met[b][m] for m in members), played[b], tie[b])
                 if best is None or key < best[0]:
@@ -289,15 +374,23 @@ def _balanced_sets(
                 n, players, deals, met, played, uses, tie, gauntlet, index
             )
         table = tuple(sorted(members))
-        deal = uses.get(table, 0)
-        uses[table] = deal + 1
+        packed = _pack(table, n)
+        deal = uses.get(packed, 0)
+        uses[packed] = deal + 1
         for a in table:
             played[a] += 1
             for b in table:
                 if a != b:
                     met[a][b] += 1
-        chosen.append((tuple(names[i] for i in table), deal))
-    return chosen
+        yield tuple(names[i] for i in table), deal
+
+
+def _pack(members: Sequence[int], n: int) -> int:
+    """Sorted bot indices below ``n`` as one int (a dict key a tenth the size of a tuple's)."""
+    packed = 0
+    for m in members:
+        packed = packed * n + m
+    return packed
 
 
 def _least_met_open_table(
@@ -306,7 +399,7 @@ def _least_met_open_table(
     deals: int,
     met: list[list[int]],
     played: list[int],
-    uses: dict[tuple[int, ...], int],
+    uses: dict[int, int],
     tie: list[float],
     gauntlet: str | None,
     index: dict[str, int],
@@ -318,7 +411,7 @@ def _least_met_open_table(
     g = None if gauntlet is None else index[gauntlet]
     best: tuple[tuple[int, int, float], tuple[int, ...]] | None = None
     for table in itertools.combinations(range(n), players):
-        if (g is not None and g not in table) or uses.get(table, 0) >= deals:
+        if (g is not None and g not in table) or uses.get(_pack(table, n), 0) >= deals:
             continue
         key = (
             sum(met[a][b] for a, b in itertools.combinations(table, 2)),
@@ -357,8 +450,11 @@ def make_schedule(
       capped one depends on every bot: adding a bot changes which sets are chosen (any set the
       two designs share is still the same game, so a results store reuses it).
     - Order: a set's games are consecutive. Uncapped, round d plays every table's d-th deal,
-      tables shuffled by deal seed; capped, sets come in the order the design chose them. Either
-      way a run cut short has played a fair sample.
+      tables shuffled by deal seed (so that adding a bot keeps the old tables' order), or, with
+      more than :data:`EXACT_ORDER_TABLES` tables, in a keyed pseudo-random order that depends
+      on every bot (that order is made one table at a time; the seed order needs every table
+      first); capped, sets come in the order the design chose them. Either way a run cut short
+      has played a fair sample, and a set's games (ids, seeds, seats) are the same in any order.
 
     ``key`` is the secret every derivation is keyed with (see the module's docstring): the
     same key and arguments give the same schedule; without the key nobody can tell its deals.
