@@ -40,14 +40,12 @@ from arena import __version__
 from arena.bots import BotError
 from arena.bots.bundle import bundle_bot
 from arena.bots.sandbox import SandboxSettings
-from arena.engine import RULES_VERSION, Variant, new_game
+from arena.engine import RULES_VERSION
 from arena.errors import ArenaError
-from arena.executors.jobs import GameJob, OnRecord
+from arena.executors.jobs import GameJob, OnRecord, void_record
 from arena.executors.worker_game import decode_record
 from arena.game.ids import time_dict
-from arena.game.referee import FAULT_KINDS
 from arena.game.record import GameRecord
-from arena.game.replay import Replay, SeatInfo
 
 #: A game is recorded void (and reported) after failing this many times on workers.
 MAX_FAILURES = 3
@@ -493,44 +491,8 @@ class _Session:
 def failed_record(job: GameJob, failures: Sequence[str]) -> GameRecord:
     """The void record of a game that kept failing on the workers: nobody is blamed,
     the reasons are kept, and the next run plays it again."""
-    config = job.config
     reason = f"failed {len(failures)} time(s) on the cluster: " + " | ".join(failures)
-    state = new_game(config, job.seed, ids=job.ids)
-    seats = [
-        SeatInfo(seat=i, bot=s.name, version=s.manifest.version, hash=s.manifest.content_hash)
-        for i, s in enumerate(job.seats)
-    ]
-    if config.variant is Variant.DUMMY:
-        seats.append(SeatInfo(seat=config.players, bot="dummy"))
-    replay = Replay(
-        arena_version=__version__,
-        game_id=job.game_id,
-        seed=job.seed,
-        ids=job.ids,
-        players=config.seats,
-        variant=config.variant.value,
-        config={"players": config.players, "variant": config.variant.value},
-        time=time_dict(job.time),
-        seats=seats,
-        cards=[state.kind(c) for c in range(108)],
-        status="void",
-        void_reason=reason,
-    )
-    return GameRecord(
-        game_id=job.game_id,
-        status="void",
-        seed=job.seed,
-        config=config,
-        bots=[s.name for s in job.seats],
-        scores=[],
-        puddings=[],
-        ranks=[],
-        autopilot=[False] * config.seats,
-        faults=[dict.fromkeys(FAULT_KINDS, 0) for _ in range(config.seats)],
-        replay=replay,
-        duration_s=0.0,
-        void_reason=reason,
-    )
+    return void_record(job, reason)
 
 
 def _describe(exc: BaseException) -> str:

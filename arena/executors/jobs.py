@@ -13,11 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from arena import __version__
 from arena.bots import BotSpec
 from arena.bots.manifest import BotManifest
-from arena.engine import GameConfig
+from arena.engine import GameConfig, Variant, new_game
+from arena.game.ids import time_dict
 from arena.game.players import TimeSettings
 from arena.game.record import GameRecord
+from arena.game.replay import FAULT_KINDS, Replay, SeatInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,3 +72,46 @@ class Executor(Protocol):
         """The caller is stopping (Ctrl-C): every game and bot process ends at once,
         without the polite graces of a finished game."""
         ...
+
+
+def void_record(job: GameJob, reason: str) -> GameRecord:
+    """The void record of ``job``: the game was not played to its end through no fault of
+    its bots (its referee process died, or it kept failing on a cluster's workers); nobody
+    is blamed, ``reason`` is kept, and the next run plays it."""
+    config = job.config
+    state = new_game(config, job.seed, ids=job.ids)
+    seats = [
+        SeatInfo(seat=i, bot=s.name, version=s.manifest.version, hash=s.manifest.content_hash)
+        for i, s in enumerate(job.seats)
+    ]
+    if config.variant is Variant.DUMMY:
+        seats.append(SeatInfo(seat=config.players, bot="dummy"))
+    replay = Replay(
+        arena_version=__version__,
+        game_id=job.game_id,
+        seed=job.seed,
+        ids=job.ids,
+        players=config.seats,
+        variant=config.variant.value,
+        config={"players": config.players, "variant": config.variant.value},
+        time=time_dict(job.time),
+        seats=seats,
+        cards=[state.kind(c) for c in range(len(state.kind_of))],
+        status="void",
+        void_reason=reason,
+    )
+    return GameRecord(
+        game_id=job.game_id,
+        status="void",
+        seed=job.seed,
+        config=config,
+        bots=[s.name for s in job.seats],
+        scores=[],
+        puddings=[],
+        ranks=[],
+        autopilot=[False] * config.seats,
+        faults=[dict.fromkeys(FAULT_KINDS, 0) for _ in range(config.seats)],
+        replay=replay,
+        duration_s=0.0,
+        void_reason=reason,
+    )

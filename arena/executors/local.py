@@ -19,8 +19,8 @@ from contextlib import asynccontextmanager
 import trio
 
 from arena.errors import ArenaError
-from arena.executors.jobs import GameJob, OnRecord, SeatBot
-from arena.executors.referees import RefereeGone, RefereeProcess, void_record
+from arena.executors.jobs import GameJob, OnRecord, SeatBot, void_record
+from arena.executors.referees import RefereeGone, RefereeProcess
 from arena.game.players import Player, PlayerPool, open_pool
 from arena.game.referee import play_game
 from arena.game.record import GameRecord

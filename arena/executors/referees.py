@@ -34,15 +34,10 @@ from typing import Any
 
 import trio
 
-from arena import __version__
 from arena.bots._cgroup import sweep_gone_groups
 from arena.bots._proctree import child_setup_hook
-from arena.engine import Variant, new_game
 from arena.executors.jobs import GameJob
-from arena.game.ids import time_dict
-from arena.game.referee import FAULT_KINDS
 from arena.game.record import GameRecord
-from arena.game.replay import Replay, SeatInfo
 
 _HEADER = struct.Struct("!I")
 #: A record is ~10-100 KB; a frame past this is a broken peer, not a game.
@@ -84,48 +79,6 @@ async def read_frame(stream: trio.lowlevel.FdStream) -> Any:
 async def write_frame(stream: trio.lowlevel.FdStream, obj: Any) -> None:
     body = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     await stream.send_all(_HEADER.pack(len(body)) + body)
-
-
-def void_record(job: GameJob, reason: str) -> GameRecord:
-    """The void record of ``job``: the game was not played to its end through no fault of
-    its bots (its referee process died); nobody is blamed and the next run plays it."""
-    config = job.config
-    state = new_game(config, job.seed, ids=job.ids)
-    seats = [
-        SeatInfo(seat=i, bot=s.name, version=s.manifest.version, hash=s.manifest.content_hash)
-        for i, s in enumerate(job.seats)
-    ]
-    if config.variant is Variant.DUMMY:
-        seats.append(SeatInfo(seat=config.players, bot="dummy"))
-    replay = Replay(
-        arena_version=__version__,
-        game_id=job.game_id,
-        seed=job.seed,
-        ids=job.ids,
-        players=config.seats,
-        variant=config.variant.value,
-        config={"players": config.players, "variant": config.variant.value},
-        time=time_dict(job.time),
-        seats=seats,
-        cards=[state.kind(c) for c in range(len(state.kind_of))],
-        status="void",
-        void_reason=reason,
-    )
-    return GameRecord(
-        game_id=job.game_id,
-        status="void",
-        seed=job.seed,
-        config=config,
-        bots=[s.name for s in job.seats],
-        scores=[],
-        puddings=[],
-        ranks=[],
-        autopilot=[False] * config.seats,
-        faults=[dict.fromkeys(FAULT_KINDS, 0) for _ in range(config.seats)],
-        replay=replay,
-        duration_s=0.0,
-        void_reason=reason,
-    )
 
 
 class RefereeProcess:
