@@ -21,6 +21,7 @@ unless a run asks for a cluster, and then :func:`require_dask` says what to inst
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import queue
@@ -29,7 +30,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,7 @@ class ClusterInfo:
 class _Pending:
     job: GameJob
     failures: list[str] = field(default_factory=list)
+    delivered: bool = False
 
 
 class ClusterLostError(ArenaError):
@@ -187,18 +189,22 @@ class DaskExecutor:
 
     async def play(
         self,
-        jobs: Sequence[GameJob],
+        jobs: Iterable[GameJob],
         on_record: OnRecord,
         *,
         concurrency: int | None = None,
         keep_going: Callable[[], bool] | None = None,
     ) -> None:
         """``concurrency``: games sent at once (default: twice the games the cluster
-        runs at once, so that each worker has a queue and no idle gap)."""
+        runs at once, so that each worker has a queue and no idle gap). ``jobs`` are taken
+        one at a time as the window has room (the first one at once: its format sizes the
+        games' seats)."""
         require_dask()
-        if not jobs:
-            return
-        session = _Session(self, jobs, on_record, concurrency, keep_going or (lambda: True))
+        todo = iter(jobs)
+        first = next(todo, None)
+        if first is None:
+            return  # nothing to play: no cluster started
+        session = _Session(self, first, itertools.chain((first,), todo), on_record, concurrency, keep_going or (lambda: True))
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_stop_when_cancelled, self.stop)
             try:
@@ -222,7 +228,8 @@ class _Session:
     def __init__(
         self,
         executor: DaskExecutor,
-        todo: Sequence[GameJob],
+        first: GameJob,
+        todo: Iterator[GameJob],
         on_record: OnRecord,
         concurrency: int | None,
         keep_going: Callable[[], bool],
@@ -230,14 +237,13 @@ class _Session:
         self.executor = executor
         self.todo = todo
         self.target = executor.target
-        self.config = todo[0].config
+        self.config = first.config  # every job of a run has its format
         self.on_record = on_record
         self.concurrency = concurrency
         self.keep_going = keep_going
         self.stop = executor.stop
         self.client: Any = None
         self.cluster: Any = None
-        self.delivered: set[str] = set()
         self.token = secrets.token_hex(4)  # task keys of this run
 
     # -- the cluster -----------------------------------------------------------------
@@ -378,22 +384,28 @@ class _Session:
         from arena.executors.cluster_task import identity, run_game
 
         client = self.client
-        bots = {seat.name: seat.manifest for job in self.todo for seat in job.seats}
-        bundles: dict[str, Any] = {}
-        for name, manifest in bots.items():
-            try:
-                data = bundle_bot(manifest)
-            except (OSError, BotError) as exc:
-                raise ArenaError(f"bot {name}: cannot bundle {manifest.path} for the workers: {exc}") from None
-            bundles[name] = client.submit(identity, data, key=f"arena-bundle-{name}-{manifest.content_hash}", pure=False)
-        hashes = {name: m.content_hash for name, m in bots.items()}
+        bundles: dict[str, Any] = {}  # by bot: one a bot, made when its first game is sent
+        hashes: dict[str, str] = {}
+
+        def bundle(seat: Any) -> Any:
+            name, manifest = seat.name, seat.manifest
+            if name not in bundles:
+                try:
+                    data = bundle_bot(manifest)
+                except (OSError, BotError) as exc:
+                    raise ArenaError(f"bot {name}: cannot bundle {manifest.path} for the workers: {exc}") from None
+                bundles[name] = client.submit(
+                    identity, data, key=f"arena-bundle-{name}-{manifest.content_hash}", pure=False
+                )
+                hashes[name] = manifest.content_hash
+            return bundles[name]
+
         local_cache = self.executor.local_cache
         cache = str(local_cache.resolve()) if self.target.address is None and local_cache is not None else None
         resources = {"seats": info.seats_per_game}
         finished: queue.SimpleQueue[Any] = queue.SimpleQueue()
         pending: dict[Any, _Pending] = {}
         base_job = {
-            "hashes": hashes,
             "cache": cache,
             "rules": RULES_VERSION,
             "sandbox": self.executor.sandbox,  # the level and caps: bots are confined on workers as here
@@ -401,20 +413,22 @@ class _Session:
 
         def submit(item: _Pending) -> None:
             game = item.job
-            names = list(dict.fromkeys(seat.name for seat in game.seats))
+            seats = list({seat.name: seat for seat in game.seats}.values())
+            names = [seat.name for seat in seats]
+            futures = [bundle(seat) for seat in seats]
             job = {
-                **base_job, "players": game.config.players, "variant": game.config.variant.value,
+                **base_job, "hashes": {n: hashes[n] for n in names}, "players": game.config.players, "variant": game.config.variant.value,
                 "time": time_dict(game.time), "game_id": game.game_id, "seed": game.seed, "ids": game.ids,
                 "seats": [seat.name for seat in game.seats], "bundles": names,
             }
             future = client.submit(
-                run_game, job, *[bundles[n] for n in names],
+                run_game, job, *futures,
                 key=f"arena-game-{game.game_id}-{self.token}-{len(item.failures) + 1}", resources=resources, pure=False,
             )
             pending[future] = item
             future.add_done_callback(finished.put)
 
-        queue_iter = iter(self.todo)
+        queue_iter = self.todo
 
         def refill() -> None:
             while len(pending) < window and not self.stop.is_set() and self.keep_going():
@@ -482,9 +496,9 @@ class _Session:
             raise ClusterLostError(info.scheduler)
 
     def deliver(self, item: _Pending, record: GameRecord) -> None:
-        if item.job.game_id in self.delivered:
-            return  # a game is reported once, whatever ran twice
-        self.delivered.add(item.job.game_id)
+        if item.delivered:
+            return  # a game is reported once, whatever ran twice (a flag on its job, not a set of every game)
+        item.delivered = True
         trio.from_thread.run_sync(self.on_record, item.job, record)
 
 

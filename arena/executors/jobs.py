@@ -9,7 +9,7 @@ that decides its game, and the record is everything the game produced.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -57,11 +57,15 @@ class Executor(Protocol):
     """Plays game jobs. :meth:`play` returns once every job is played, or once
     ``keep_going`` says no (asked before each game starts; games already running are
     finished or abandoned as the executor can), or raises what stops it. Cancelling
-    the caller's scope abandons the games in flight: they are never reported."""
+    the caller's scope abandons the games in flight: they are never reported.
+
+    ``jobs`` may be any iterable, a generator of a schedule too long to hold: an executor
+    takes each job only when it can start it (never ``len()`` or ``list()`` of them), so a
+    caller's memory does not grow with the games."""
 
     async def play(
         self,
-        jobs: Sequence[GameJob],
+        jobs: Iterable[GameJob],
         on_record: OnRecord,
         *,
         concurrency: int | None = None,

@@ -115,3 +115,40 @@ def test_a_game_that_kept_failing_on_the_cluster_is_void_with_its_reasons_and_bl
     assert record.bots == [s.name for s in job.seats]
     assert [s.hash for s in record.replay.seats] == [s.manifest.content_hash for s in job.seats]
     assert all(not any(f.values()) for f in record.faults)
+
+
+class _OneAtATime:
+    """Jobs an executor may only iterate: no ``len()``, no indexing, and each job is made
+    when it is taken (``taken``), as a schedule too long to hold hands them out."""
+
+    def __init__(self, jobs: list[GameJob], started: list[str]) -> None:
+        self.jobs, self.started, self.taken = jobs, started, 0
+
+    def __iter__(self):  # noqa: ANN204
+        for job in self.jobs:
+            self.taken += 1
+            yield job
+
+    def __len__(self) -> int:
+        raise AssertionError("an executor asked for the number of jobs")
+
+
+def test_jobs_are_taken_one_at_a_time_as_games_start(seats: dict[str, SeatBot]) -> None:
+    """The executor contract: any iterable, consumed lazily. With one game at a time and a
+    stop after the first, the executor took one job, and at most one more to look at."""
+    source = _OneAtATime(jobs_of(seats, [71, 72, 73, 74, 75]), [])
+    got, _ = run_local(source, concurrency=1, stop_after=1)  # type: ignore[arg-type]
+    assert [job.game_id for job, _ in got] == ["game-0"]
+    assert source.taken <= 2
+
+
+def test_the_cluster_executor_with_no_jobs_starts_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty generator (everything is in the store) is seen without len(): no cluster is opened."""
+    import arena.executors.cluster as cluster
+
+    monkeypatch.setattr(cluster, "require_dask", lambda: None)
+    opened: list[object] = []
+    monkeypatch.setattr(cluster._Session, "run", lambda self: opened.append(self))
+    executor = cluster.DaskExecutor(cluster.ClusterTarget(local_workers=1), None)  # type: ignore[arg-type]
+    trio.run(executor.play, (j for j in ()), lambda job, record: None)
+    assert opened == []
