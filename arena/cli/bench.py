@@ -28,6 +28,13 @@ bench_app = typer.Typer(
 )
 
 
+#: Where the tournament benches make their results folders (both take the same option).
+ScratchOption = Annotated[
+    Path | None,
+    typer.Option(help="Where to make the (temporary) results folders: a folder on the disk your results go to. [default: the current directory]"),
+]
+
+
 @bench_app.command("engine")
 def bench_engine_command(
     players: Annotated[
@@ -93,10 +100,7 @@ def bench_tournament_command(
         typer.Option("--games", "-g", min=60, help="About this many 4-player games per configuration (whole rounds of 60 games, one deal of every table)."),
     ] = 180,
     rounds: Annotated[int, typer.Option(min=1, help="Interleaved rounds the games are split over.")] = 3,
-    scratch: Annotated[
-        Path | None,
-        typer.Option(help="Where to make the (temporary) results folders: a folder on the disk your results go to. [default: the current directory]"),
-    ] = None,
+    scratch: ScratchOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Whole tournaments of six instant C bots (needs `cc`) with --jobs 1, --jobs 2, and
@@ -141,10 +145,7 @@ def bench_scale_command(
     only: Annotated[
         list[str] | None, typer.Option("--only", help="Only these parts (repeatable): memory, schedule, report (and resume), ratings, live.")
     ] = None,
-    scratch: Annotated[
-        Path | None,
-        typer.Option(help="Where to make the (temporary) results folders: a folder on the disk your results go to. [default: the current directory]"),
-    ] = None,
+    scratch: ScratchOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """League-scale figures against their targets (needs `cc`): memory over a long run, the
