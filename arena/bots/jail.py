@@ -267,6 +267,16 @@ class Jail:
         if self.cgroup is not None:
             self.cgroup.reset_peak()
 
+    def sample(self) -> None:
+        """Take one memory sample now (the peak of a bot that dies between two of the
+        watch's samples would be lost otherwise): the referee takes one once a bot has
+        said hello, when its program is loaded."""
+        if self.level is Level.NONE:
+            return
+        _cpu, rss = self._cpu_and_rss()
+        if rss:
+            self._peak_sampled = max(self._peak_sampled, rss)
+
     def usage(self) -> Usage:
         """What the bot used since :meth:`begin_game` (or since it started)."""
         cpu, rss = self._cpu_and_rss()

@@ -251,6 +251,8 @@ class Player:
                 f"hello: the bot chose protocol version {reply.version}; the arena speaks {list(SUPPORTED_VERSIONS)}",
             )
         self.hello = reply
+        if self._proc is not None and self._proc.jail is not None:
+            self._proc.jail.sample()  # a bot that crashes at once has its memory measured too
         return reply
 
     def timeout_s(self, time_settings: TimeSettings, nominal_ms: float) -> float:
