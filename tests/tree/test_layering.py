@@ -26,6 +26,7 @@ PART_OF = {
     "text": "basics",
     "errors": "basics",
     "tournament": "tournament",
+    "match": "match",
     "executors": "executors",
     "cli": "cli",
     "__main__": "main",
@@ -42,10 +43,12 @@ ALLOWED = {
     "store": {"game"} | _BELOW_GAME,
     "executors": {"game"} | _BELOW_GAME,
     "tournament": {"executors", "store", "game"} | _BELOW_GAME,
+    # Beside the tournament: of it, only its settings (test_match_takes_only_the_tournaments_settings).
+    "match": {"tournament", "executors", "store", "game"} | _BELOW_GAME,
     "report": {"tournament", "store", "game"} | _BELOW_GAME,
     "authoring": {"game"} | _BELOW_GAME,
-    "bench": {"tournament", "executors", "store", "game"} | _BELOW_GAME,
-    "cli": {"tournament", "executors", "store", "game", "report", "authoring", "bench"} | _BELOW_GAME,
+    "bench": {"tournament", "match", "executors", "store", "game"} | _BELOW_GAME,
+    "cli": {"tournament", "match", "executors", "store", "game", "report", "authoring", "bench"} | _BELOW_GAME,
     "main": {"cli"},
 }
 #: The third-party packages a part may import (any part: msgspec).
@@ -166,6 +169,20 @@ def test_part_imports_no_third_party_package_beyond_its_own(part: str) -> None:
         for line, name in _imports(module)
         if _resolve(name) is None
         and name.split(".")[0] not in stdlib | allowed | {"arena", "protocol"}
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_match_takes_only_the_tournaments_settings() -> None:
+    """A match sits beside the tournament, not on it: of the tournament it shares only the
+    settings' helpers (default jobs and sandbox), never the runner, schedule or ratings."""
+    graph = _graph()
+    wrong = [
+        f"{module} imports {dep}"
+        for module, deps in graph.items()
+        if part_of(module) == "match"
+        for dep in sorted(deps)
+        if part_of(dep) == "tournament" and dep != "arena.tournament.settings"
     ]
     assert not wrong, "\n".join(wrong)
 
