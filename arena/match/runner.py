@@ -168,6 +168,7 @@ class MatchSummary:
     status: MatchStatus
     counts: list[int]
     already: int = 0  # pairs counted from the store
+    stored: int = 0  # games of the match in the store when it started (recovered ones aside)
     played: int = 0  # games played by this run (counted or not)
     recovered: int = 0  # games recorded from a killed match's replay files
     void: int = 0
@@ -188,6 +189,7 @@ class MatchSummary:
             "max_pairs": self.status.max_pairs,
             "counts": list(self.counts),
             "already": self.already,
+            "stored": self.stored,
             "played": self.played,
             "recovered": self.recovered,
             "void": self.void,
@@ -386,6 +388,7 @@ class _Match:
                 a=self.a.name, b=self.b.name, opponents=tuple(m.name for m in self.opponents), sprt=self.s.sprt,
                 status=self._status(None), counts=self.test.counts, bots=[self.bots[m.name] for m in self._bot_list()],
             )
+            summary.stored = len(self.outcomes)
             summary.recovered = await trio.to_thread.run_sync(self._recover)
             self._count_ready(report=False)
             summary.already = self.test.pairs

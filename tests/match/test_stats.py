@@ -189,14 +189,14 @@ def _error_rates(base: list[float], players: int, spec: SprtSpec, runs: int, see
 
 
 def test_sprt_error_rates_are_near_alpha_and_beta_two_players() -> None:
-    """Pentanomial pairs drawn at exactly elo0 = 0 and at elo1 = 60 normalized Elo, 300 seeded
-    tests each, alpha = beta = 0.05. Measured (seed 17): false H1 at elo0 0.043, false H0 at
-    elo1 0.043; 94 pairs on average at elo0, 97 at elo1. Wald's bounds promise at most about
-    alpha and beta (the overshoot of a discrete LLR makes them a little smaller); the check
-    allows three standard errors above."""
+    """Pentanomial pairs drawn at exactly elo0 = 0 and at elo1 = 60 normalized Elo, 200 seeded
+    tests each, alpha = beta = 0.05. Measured (seed 17): false H1 at elo0 0.055, false H0 at
+    elo1 0.045; 95 pairs on average at elo0, 102 at elo1 (300 tests: 0.043 and 0.043, 94 and
+    97 pairs). Wald's bounds promise about alpha and beta; the check allows three standard
+    errors above."""
     spec = SprtSpec(0, 60, 0.05, 0.05)
-    rates = _error_rates([0.05, 0.25, 0.4, 0.25, 0.05], 2, spec, runs=300, seed=17)
-    margin = 3 * math.sqrt(0.05 * 0.95 / 300)
+    rates = _error_rates([0.05, 0.25, 0.4, 0.25, 0.05], 2, spec, runs=200, seed=17)
+    margin = 3 * math.sqrt(0.05 * 0.95 / 200)
     assert rates["alpha"] <= 0.05 + margin, rates
     assert rates["beta"] <= 0.05 + margin, rates
     assert 20 < rates["pairs_alpha"] < 400 and 20 < rates["pairs_beta"] < 400, rates
@@ -205,8 +205,10 @@ def test_sprt_error_rates_are_near_alpha_and_beta_two_players() -> None:
 @pytest.mark.slow
 def test_sprt_error_rates_are_near_alpha_and_beta_four_players() -> None:
     """The same with four players' units (13 cells, a spread like greedy's against the
-    example bots), elo0 = 0, elo1 = 60, 300 seeded tests each. Measured (seed 5): see the
-    assertion's message when it is run; alpha and beta within three standard errors."""
+    example bots), elo0 = 0, elo1 = 60, 300 seeded tests each. Measured (seed 5): false H1
+    at elo0 0.077, false H0 at elo1 0.040, 97 pairs on average at both: the plug-in fit over
+    13 cells errs a little more often early on than the 5-cell pentanomial; within three
+    standard errors of alpha and beta."""
     base = [0.01, 0.02, 0.04, 0.07, 0.1, 0.13, 0.26, 0.13, 0.1, 0.07, 0.04, 0.02, 0.01]
     spec = SprtSpec(0, 60, 0.05, 0.05)
     rates = _error_rates(base, 4, spec, runs=300, seed=5)
