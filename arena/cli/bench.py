@@ -126,6 +126,29 @@ def bench_cluster_command(
     print_cluster(out, r, SLOTS, as_json=json_output)
 
 
+@bench_app.command("match")
+def bench_match_command(
+    players: Annotated[int, typer.Option("--players", "-p", min=2, max=5, help="Seats per game.")] = 4,
+    pairs: Annotated[int, typer.Option(min=4, help="Pairs of the match measured (two games each).")] = 100,
+    a: Annotated[str, typer.Option("--a", help="A: a bot's folder or file, or an example bot's name.")] = "random",
+    b: Annotated[str, typer.Option("--b", help="B, as A.")] = "greedy",
+    opponent: Annotated[
+        list[str] | None, typer.Option("--opponent", "-o", help="The opponents with 3 to 5 players, as for `arena match` (repeatable).")
+    ] = None,
+    seed: Annotated[int, typer.Option(min=0, help="The match's seed.")] = 0,
+    scratch: ScratchOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """How many games the paired design of `arena match` needs to resolve B's difference from
+    A, against unpaired games of the same bots: both from one match, and their ratio."""
+    from arena.bench.match import bench_match
+    from arena.cli.match import print_bench_match
+
+    with busy("benchmarking the match's pairing…"):
+        r = bench_match(a=a, b=b, opponents=opponent or (), players=players, pairs=pairs, seed=seed, scratch=scratch)
+    print_bench_match(out, r, as_json=json_output)
+
+
 @bench_app.command("scale")
 def bench_scale_command(
     bots: Annotated[int, typer.Option("--bots", min=4, help="Bots of the round-robin schedule and of the leaderboard's store.")] = 200,

@@ -20,6 +20,9 @@ from arena.errors import ArenaError
 from arena.text import NAME_LIMIT, printable
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from arena.bench.match import MatchBench
     from arena.game.players import TimeSettings
     from arena.match.runner import MatchBot, MatchPlan, MatchStatus, MatchSummary
     from arena.match.stats import Estimate
@@ -212,6 +215,35 @@ def match_command(
             highlight=False,
         )
         raise typer.Exit(130)
+
+
+def print_bench_match(console: Console, r: MatchBench, *, as_json: bool) -> None:
+    """`arena bench match`: the two designs side by side, and the ratio."""
+    if as_json:
+        print(json.dumps(r.to_dict()))
+        return
+
+    def games(value: float | None) -> str:
+        return "∞ (no difference to resolve)" if value is None else f"{value:,.0f}"
+
+    field = f" against {', '.join(r.opponents)}" if r.opponents else ""
+    console.print(
+        f"B {escape(r.b)} vs A {escape(r.a)}{escape(field)}, {r.players} players: {r.pairs} pairs in {r.seconds:.1f} s",
+        highlight=False,
+    )
+    console.print(f"B's mean score minus A's: {r.mean_difference:+.4f}", highlight=False)
+    console.print(
+        f"paired   (twin games):        sd {r.paired_sd:.4f} per unit · {games(r.paired_games)} games to resolve it",
+        highlight=False,
+    )
+    console.print(
+        f"unpaired (independent deals): sd {r.unpaired_sd:.4f} per unit · {games(r.unpaired_games)} games to resolve it",
+        highlight=False,
+    )
+    console.print(
+        f"ratio    unpaired ÷ paired games: {r.ratio:.2f} (95%: {r.ratio_low:.2f} to {r.ratio_high:.2f}, resampled pairs)",
+        highlight=False,
+    )
 
 
 #: The commands of this module by name, for the app to register.

@@ -60,7 +60,7 @@ from arena.game.record import GameRecord, record_from_replay
 from arena.game.replay import ReplayError, encode_replay, read_replay
 from arena.game.verify import check_recorded_game, verify_replay
 from arena.match.schedule import MatchPair, match_pairs
-from arena.match.stats import Estimate, SequentialTest, SprtSpec, pair_unit
+from arena.match.stats import Estimate, SequentialTest, SprtSpec, seat_half_points, unit_of
 from arena.store.database import BotRow, NewGame, Store, make_replay_folders, replay_relpath
 from arena.store.lock import results_lock
 from arena.store.opening import open_store
@@ -175,6 +175,9 @@ class MatchSummary:
     interrupted: bool = False
     seconds: float = 0.0
     bots: list[MatchBot] = field(default_factory=list)
+    #: Each counted pair's rank-based scores in half points, in schedule order: (A's in A's
+    #: game, B's in the twin). For the benchmark's unpaired comparison; not in the JSON.
+    halves: list[tuple[int, int]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -356,6 +359,7 @@ class _Match:
         # The outcome (ranks, autopilot) of every complete game of the match known so far.
         self.outcomes: dict[str, tuple[tuple[int, ...], tuple[bool, ...]]] = {}
         self.next_pair = 0  # the first pair not yet counted
+        self.halves: list[tuple[int, int]] = []  # each counted pair's (A's, B's) half points
         self.failure: ArenaError | None = None  # what stops the match once the games in flight are done
 
     def _bot_list(self) -> list[BotManifest]:
@@ -408,6 +412,7 @@ class _Match:
                 await self._play(local, jobs, summary)
             summary.status = self._status(None)
             summary.counts = list(self.test.counts)
+            summary.halves = list(self.halves)
         return summary
 
     def _status(self, unit: int | None) -> MatchStatus:
@@ -538,8 +543,11 @@ class _Match:
                 return
             pair = self.pairs[self.next_pair]
             (a_ranks, a_auto), (b_ranks, b_auto) = self.outcomes[a_id], self.outcomes[b_id]
-            unit = pair_unit(pair.seat, a_ranks, a_auto, b_ranks, b_auto)
+            a_half = seat_half_points(a_ranks, a_auto, pair.seat)
+            b_half = seat_half_points(b_ranks, b_auto, pair.seat)
+            unit = unit_of(self.s.players, a_half, b_half)
             self.test.add(unit)
+            self.halves.append((a_half, b_half))
             self.next_pair += 1
             if report:
                 self.rep.pair_done(self._status(unit))

@@ -54,6 +54,7 @@ __all__ = [
     "pair_unit",
     "parse_sprt",
     "seat_half_points",
+    "unit_of",
     "verdict",
 ]
 
@@ -101,7 +102,13 @@ def pair_unit(
     k = len(a_ranks)
     if len(b_ranks) != k:
         raise ValueError(f"twin games of {k} and {len(b_ranks)} seats")
-    return 2 * (k - 1) + seat_half_points(b_ranks, b_autopilot, seat) - seat_half_points(a_ranks, a_autopilot, seat)
+    return unit_of(k, seat_half_points(a_ranks, a_autopilot, seat), seat_half_points(b_ranks, b_autopilot, seat))
+
+
+def unit_of(players: int, a_half: int, b_half: int) -> int:
+    """The cell of a pair where A scored ``a_half`` and B ``b_half`` half points
+    (:func:`seat_half_points`): ``2(k-1) + b_half - a_half``."""
+    return 2 * (players - 1) + b_half - a_half
 
 
 # -- the test's settings -------------------------------------------------------------------
