@@ -32,7 +32,7 @@ def _elo(value: float | None, *, low: bool = False) -> str:
     """An Elo with its sign; None is unbounded (the logistic Elo of a perfect score)."""
     if value is None:
         return "-∞" if low else "+∞"
-    return f"{value:+.1f}"
+    return f"{round(value, 1) + 0.0:+.1f}"  # (+ 0.0: never "-0.0")
 
 
 def _low(e: Estimate) -> str:
