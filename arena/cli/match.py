@@ -166,7 +166,8 @@ def match_command(
     variant: Annotated[Variant, typer.Option(help="Rules variant.")] = Variant.STANDARD,
     sprt: Annotated[
         str | None,
-        typer.Option(help="Stop as soon as the answer is clear: elo0=0,elo1=10,alpha=0.05,beta=0.05[,model=normalized|logistic] (any of them; Elo of B over A, normalized by default). Without it, a fixed number of games."),
+        typer.Option(help="Stop as soon as the answer is clear: KEY=VALUE pairs joined by commas, of elo0 (default 0), elo1 (10), alpha (0.05), beta (0.05) and model (normalized, or logistic): the Elo of B over A. Without it, a fixed number of games.",
+            metavar="elo0=0,elo1=10,..."),
     ] = None,
     games: Annotated[
         int | None,

@@ -80,6 +80,20 @@ def test_a_fixed_match_plays_its_games_and_judges_at_the_end(tmp_path: Path) -> 
     assert doc["verdict"] in ("H1", "H0", "none")
 
 
+def test_piped_progress_is_a_plain_line_per_pair_and_the_verdict_on_stdout(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "match", "random", "greedy", "--games", "6", "--results", str(tmp_path / "res"),
+         "--sandbox", "none"],
+        capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("pair ")]
+    assert [line.split()[1] for line in lines] == ["1/3", "2/3", "3/3"]
+    assert all("LLR" in line and "LOS" in line for line in lines)
+    assert "\x1b" not in proc.stderr  # no cursor movement or colour when piped
+    assert proc.stdout.splitlines()[1].startswith("verdict ")
+
+
 def test_a_and_bs_games_in_a_pair_share_the_deal_and_the_seat() -> None:
     """Pair i: the same deal; in four-player pairs B sits where A sat, among the same opponents."""
     key = b"k" * 32
@@ -113,6 +127,21 @@ def test_what_a_user_gets_wrong_is_one_clear_line(tmp_path: Path, args: list[str
     assert proc.returncode == 1, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_a_bot_that_cannot_start_stops_the_match_naming_it(tmp_path: Path) -> None:
+    silent = tmp_path / "silent"
+    silent.mkdir()
+    shutil.copyfile(ROOT / "tests" / "data" / "bots" / "testbot.py", silent / "testbot.py")
+    (silent / "bot.toml").write_text('name = "silent"\nrun = ["{python}", "testbot.py", "--mode", "hello_silent"]\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "match", "random", str(silent), "--hello-ms", "5000", "--results",
+         str(tmp_path / "res"), "--sandbox", "none"],
+        capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: silent (")
+    assert "cannot start (timeout)" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_two_bots_of_one_name_are_refused(tmp_path: Path) -> None:
