@@ -1,5 +1,5 @@
-"""The local executor with more than one job: each job in a referee process of its own
-(arena.executors.referees). What one process guarantees holds across them: each job is
+"""The local executor with more than one job: the run's process plays one job at a time,
+each other job a referee process of its own (arena.executors.referees). What one process guarantees holds across them: each job is
 reported once, with its own game, the same game as played in one process (determinism);
 a bot's fault is reported as before; a referee process killed mid-run has its game
 reported void (never lost, never twice) and leaves no process behind; a hurried stop
