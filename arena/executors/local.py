@@ -15,6 +15,7 @@ not seen its deal.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 
@@ -30,6 +31,47 @@ from arena.game.record import GameRecord
 #: A run stops (an error) when this many referee processes in a row die before
 #: finishing a game: the machine cannot run them, and every game would be void.
 MAX_REFEREE_DEATHS = 3
+
+#: With several processes playing, how many jobs ahead (per process) the next one is
+#: chosen from, and how many recent deals each process remembers having played.
+LOOKAHEAD = 8
+REMEMBERED_DEALS = 64
+
+
+class _Dealer:
+    """Hands the jobs to the processes that play them, each job once. With one process,
+    in order. With several, each takes, of the next few jobs, the earliest of a deal it
+    has played least lately: the games of a duplicate set (one deal) are spread over the
+    processes, so that each needs fewer bot processes that have not seen the deal (a
+    process never plays two games of one deal; with 2 processes, each plays about half of
+    every set instead of up to all of it, and starts about half the bot processes).
+    Which process plays a game never changes the game. Memory is bounded: a window of
+    jobs and a few deals per process, whatever the number of jobs."""
+
+    def __init__(self, jobs: Iterable[GameJob], players: int) -> None:
+        self._source = iter(jobs)
+        self._window: list[GameJob] = []
+        self._size = 1 if players < 2 else LOOKAHEAD * players
+        self._played: list[OrderedDict[int, int]] = [OrderedDict() for _ in range(players)]
+
+    def take(self, player: int) -> GameJob | None:
+        """The next job for process number ``player``; None when every job is taken."""
+        window = self._window
+        while len(window) < self._size:
+            job = next(self._source, None)
+            if job is None:
+                break
+            window.append(job)
+        if not window:
+            return None
+        played = self._played[player]
+        best = min(range(len(window)), key=lambda i: (played.get(window[i].seed, 0), i))
+        job = window.pop(best)
+        played[job.seed] = played.get(job.seed, 0) + 1
+        played.move_to_end(job.seed)
+        if len(played) > REMEMBERED_DEALS:
+            played.popitem(last=False)
+        return job
 
 
 @asynccontextmanager
@@ -129,12 +171,12 @@ class LocalExecutor:
         concurrency: int | None = None,
         keep_going: Callable[[], bool] | None = None,
     ) -> None:
-        queue = iter(jobs)  # consumed lazily, shared: each job goes to one worker
         at_once = max(1, concurrency or 1)
+        dealer = _Dealer(jobs, at_once)  # consumed lazily, shared: each job goes to one worker
         async with trio.open_nursery() as games:
-            games.start_soon(self._worker, queue, on_record, keep_going, at_once)  # this process plays too
-            for _ in range(at_once - 1):
-                games.start_soon(self._referee_worker, queue, on_record, keep_going, at_once)
+            games.start_soon(self._worker, _jobs_of(dealer, 0), on_record, keep_going, at_once)  # this process plays too
+            for k in range(1, at_once):
+                games.start_soon(self._referee_worker, _jobs_of(dealer, k), on_record, keep_going, at_once)
         await self.close_referees()  # started for more jobs than there were
 
     async def _worker(
@@ -200,3 +242,9 @@ class LocalExecutor:
             if referee is not None:
                 self._running.discard(referee)
                 await referee.aclose(hurried=stopped or self.pool.hurried)
+
+
+def _jobs_of(dealer: _Dealer, player: int) -> Iterator[GameJob]:
+    """The jobs process number ``player`` is dealt, each taken when it asks for the next."""
+    while (job := dealer.take(player)) is not None:
+        yield job
