@@ -8,10 +8,19 @@ that all three see the same machine load): ``--jobs 1``, ``--jobs 2``, and ``--j
 recording nothing (the baseline for the store's cost). Reported, from the play phase
 only (after every bot's start):
 
-- games/s of each, and the scaling from 1 job to 2 (with 2 jobs, each plays in a
-  referee process of its own: see :mod:`arena.executors.referees`);
+- games/s of each, and the scaling from 1 job to 2 (with 2 jobs, the run's process
+  plays one game at a time and a referee process the other: see
+  :mod:`arena.executors.referees`);
 - the arena's CPU per game with 1 job and with 2 (its referee processes included, the
-  bots not);
+  bots not), and what each process costs a game: the run's own process (``main_``),
+  the referee processes (``referee_``), the store's writer (``store_``) and the four
+  bots (``bots_``, as their sandbox measured them), with 1 job (``…_jobs1``) and with 2;
+- ``bot_start_ms``: the CPU time (the arena's and the bot's) of starting one instant
+  bot's process, to its hello reply, and ending it, in the sandbox the tournaments use,
+  timed before them: what each process a run starts costs it. A bot process never plays
+  two games of one duplicate set, so each bot keeps one process per game of a set, per
+  process playing games; steady play restarts none (each plays one game of every set),
+  so this is a cost per run, not per game;
 - ``store_share``: the share of the run's time the store costs, ``1 - (games/s
   recorded) / (games/s unrecorded)`` with 2 jobs; it is what a user waits for it;
 - the writer's CPU per game (replay compression and file, database transaction; the
@@ -34,18 +43,23 @@ from __future__ import annotations
 
 import math
 import os
+import resource
 import shutil
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import trio
+
 from arena.bench.referee import compile_instant_bot
+from arena.bots.manifest import find_bot
+from arena.bots.prepare import prepare_bot
 from arena.errors import ArenaError
-from arena.game.players import TimeSettings
+from arena.game.players import TimeSettings, open_pool
 from arena.store.opening import open_store
 from arena.tournament.runner import run_tournament
-from arena.tournament.settings import RunSettings
+from arena.tournament.settings import RunSettings, default_sandbox
 
 BOTS = 6
 PLAYERS = 4
@@ -69,6 +83,12 @@ class TournamentBench:
     arena_cpu_ms_per_game: float  # the arena's CPU per game (referee processes + writer + the run's own), --jobs 2
     arena_cpu_ms_per_game_jobs1: float  # the same with --jobs 1 (the games played in the run's process)
     bots_cpu_ms_per_game: float | None  # the four bots' CPU per game, as the sandbox measured it
+    bots_cpu_ms_per_game_jobs1: float | None
+    main_cpu_ms_per_game: float  # the run's own process, with --jobs 2 (it plays games too)
+    main_cpu_ms_per_game_jobs1: float
+    referee_cpu_ms_per_game: float  # the referee process, with --jobs 2
+    store_ms_per_game_jobs1: float  # writer CPU ms per game, with --jobs 1
+    bot_start_ms: float  # CPU (arena + bot) of starting one bot process and ending it
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -114,6 +134,33 @@ def _file_create_us(folder: Path, n: int = 200) -> float:
     return round(elapsed / n * 1e6, 1)
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def bot_start_ms(bot: Path, build: Path, n: int = 10) -> float:
+    """CPU milliseconds (this process's and the bot's, its sandbox's launcher included) of
+    starting one process of the bot in ``bot`` to its hello reply and ending it, the mean
+    of ``n``, one at a time, in the sandbox a run uses by default."""
+    spec = prepare_bot(find_bot(bot), build, default_sandbox())
+    time_settings = TimeSettings(hello_ms=30_000)
+
+    async def cycle() -> float:
+        async with open_pool() as pool:
+            warm = pool.player(spec)  # the first start pays for what is cached after it
+            await warm.start(time_settings)
+            await warm.close()
+            cpu, children = time.process_time(), _children_cpu()
+            for _ in range(n):
+                player = pool.player(spec)
+                await player.start(time_settings)
+                await player.close()
+            return (time.process_time() - cpu) + (_children_cpu() - children)
+
+    return round(1000 * trio.run(cycle) / n, 2)
+
+
 def bench_tournament(games: int = 180, rounds: int = 3, scratch: Path | None = None) -> TournamentBench:
     """Play about ``games`` 4-player games (whole duplicate sets) in each configuration,
     split over ``rounds`` interleaved rounds, with every results folder in a scratch
@@ -128,9 +175,11 @@ def bench_tournament(games: int = 180, rounds: int = 3, scratch: Path | None = N
     cpu = dict.fromkeys(configs, 0.0)
     store_cpu = dict.fromkeys(configs, 0.0)
     store_wall = dict.fromkeys(configs, 0.0)
-    bots_cpu: list[float] = []
+    referee_cpu = dict.fromkeys(configs, 0.0)
+    bots_cpu: dict[str, list[float | None]] = {k: [] for k in configs}
     try:
         bots = make_instant_bots(folder, BOTS)
+        start_ms = bot_start_ms(bots / "instant0", folder / "start-build")
         for r in range(rounds):
             for key, (jobs, record) in configs.items():
                 settings = RunSettings(
@@ -152,13 +201,22 @@ def bench_tournament(games: int = 180, rounds: int = 3, scratch: Path | None = N
                 cpu[key] += summary.play_cpu_seconds
                 store_cpu[key] += summary.store_cpu_seconds
                 store_wall[key] += summary.store_seconds
-                if key == "jobs2":
+                referee_cpu[key] += summary.referee_cpu_seconds
+                if record:
                     with open_store(settings.results, create=False) as store:
-                        bots_cpu += [s.cpu_ms for g in store.games() for s in g.seats]  # type: ignore[misc]
+                        bots_cpu[key] += [s.cpu_ms for g in store.games() for s in g.seats]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     rate = {k: played[k] / seconds[k] for k in configs}
     n = played["jobs2"]
+
+    def bots_ms(key: str) -> float | None:
+        seen = bots_cpu[key]
+        return sum(seen) / played[key] if seen and None not in seen else None  # type: ignore[arg-type]
+
+    def main_ms(key: str) -> float:  # the run's own process: all but the writer and the referees
+        return 1000 * (cpu[key] - store_cpu[key] - referee_cpu[key]) / played[key]
+
     return TournamentBench(
         games=n,
         rounds=rounds,
@@ -174,5 +232,11 @@ def bench_tournament(games: int = 180, rounds: int = 3, scratch: Path | None = N
         store_wall_ms_per_game=1000 * store_wall["jobs2"] / n,
         arena_cpu_ms_per_game=1000 * cpu["jobs2"] / n,
         arena_cpu_ms_per_game_jobs1=1000 * cpu["jobs1"] / played["jobs1"],
-        bots_cpu_ms_per_game=sum(bots_cpu) / n if bots_cpu and None not in bots_cpu else None,
+        bots_cpu_ms_per_game=bots_ms("jobs2"),
+        bots_cpu_ms_per_game_jobs1=bots_ms("jobs1"),
+        main_cpu_ms_per_game=main_ms("jobs2"),
+        main_cpu_ms_per_game_jobs1=main_ms("jobs1"),
+        referee_cpu_ms_per_game=1000 * referee_cpu["jobs2"] / n,
+        store_ms_per_game_jobs1=1000 * store_cpu["jobs1"] / played["jobs1"],
+        bot_start_ms=start_ms,
     )

@@ -290,7 +290,19 @@ def python_path() -> str:
 
 
 def _under(path: Path, roots: Sequence[Path]) -> bool:
-    return any(path == r or r in path.parents for r in roots)
+    """Whether ``path`` is one of ``roots`` or lies (lexically) below one. Compared as
+    text where both are absolute (``r in path.parents`` builds and compares a path per
+    level: it was half of what starting a strict bot cost the arena)."""
+    text = str(path)
+    absolute = path.is_absolute()
+    for r in roots:
+        if absolute and r.is_absolute():
+            root = str(r)
+            if text == root or text.startswith(root if root.endswith("/") else root + "/"):
+                return True
+        elif path == r or r in path.parents:
+            return True
+    return False
 
 
 

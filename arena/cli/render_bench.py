@@ -98,6 +98,14 @@ def print_tournament(console: Console, r: Any, *, as_json: bool) -> None:  # noq
         f"(creating a file there: {r.file_create_us:.0f} µs)",
         highlight=False,
     )
+    bots, bots1 = (f"{v:.2f}" if v is not None else "?" for v in (r.bots_cpu_ms_per_game, r.bots_cpu_ms_per_game_jobs1))
+    console.print(
+        f"CPU ms per game by process — --jobs 1: run {r.main_cpu_ms_per_game_jobs1:.2f}, writer "
+        f"{r.store_ms_per_game_jobs1:.2f}, bots {bots1} · --jobs 2: run {r.main_cpu_ms_per_game:.2f}, referee "
+        f"{r.referee_cpu_ms_per_game:.2f}, writer {r.store_ms_per_game:.2f}, bots {bots} · starting and ending "
+        f"one bot process: {r.bot_start_ms:.1f} ms",
+        highlight=False,
+    )
 
 
 def print_cluster(console: Console, r: Any, slots: int, *, as_json: bool) -> None:  # noqa: ANN401 - a ClusterBench

@@ -60,8 +60,9 @@ class Executor(Protocol):
     the caller's scope abandons the games in flight: they are never reported.
 
     ``jobs`` may be any iterable, a generator of a schedule too long to hold: an executor
-    takes each job only when it can start it (never ``len()`` or ``list()`` of them), so a
-    caller's memory does not grow with the games."""
+    takes each job only shortly before it can start it (at most a bounded window ahead,
+    never ``len()`` or ``list()`` of them), so a caller's memory does not grow with the
+    games."""
 
     async def play(
         self,

@@ -1,9 +1,11 @@
 """Games played on this machine, ``concurrency`` at a time, by bot processes that are
-reused from game to game: with one job, in this process, by the bot processes of one
-:class:`~arena.game.players.PlayerPool`; with more, each job in a referee process of its
-own (:mod:`arena.executors.referees`), so that the games use every core (one trio thread
-plays one game at a time, and the arena's own CPU per game is most of what an instant
-bot's game costs).
+reused from game to game: one job at a time in this process, by the bot processes of one
+:class:`~arena.game.players.PlayerPool`; with more jobs at once, the others each in a
+referee process of its own (:mod:`arena.executors.referees`), so that the games use every
+core (one trio thread plays one game at a time, and the arena's own CPU per game is most
+of what an instant bot's game costs). This process keeps playing one of them: the bots it
+greeted play on (not a process started for nothing), and one referee process fewer is
+started, fed and ended.
 
 Process reuse is this executor's business: a process never plays two games of one
 deal (:func:`~arena.game.referee.play_game` would restart it), so a bot keeps up to
@@ -13,6 +15,7 @@ not seen its deal.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 
@@ -29,18 +32,60 @@ from arena.game.record import GameRecord
 #: finishing a game: the machine cannot run them, and every game would be void.
 MAX_REFEREE_DEATHS = 3
 
+#: With several processes playing, how many jobs ahead (per process) the next one is
+#: chosen from, and how many recent deals each process remembers having played.
+LOOKAHEAD = 8
+REMEMBERED_DEALS = 64
+
+
+class _Dealer:
+    """Hands the jobs to the processes that play them, each job once. With one process,
+    in order. With several, each takes, of the next few jobs, the earliest of a deal it
+    has played least lately: the games of a duplicate set (one deal) are spread over the
+    processes, so that each needs fewer bot processes that have not seen the deal (a
+    process never plays two games of one deal; with 2 processes, each plays about half of
+    every set instead of up to all of it, and starts about half the bot processes).
+    Which process plays a game never changes the game. Memory is bounded: a window of
+    jobs and a few deals per process, whatever the number of jobs."""
+
+    def __init__(self, jobs: Iterable[GameJob], players: int) -> None:
+        self._source = iter(jobs)
+        self._window: list[GameJob] = []
+        self._size = 1 if players < 2 else LOOKAHEAD * players
+        self._played: list[OrderedDict[int, int]] = [OrderedDict() for _ in range(players)]
+
+    def take(self, player: int) -> GameJob | None:
+        """The next job for process number ``player``; None when every job is taken."""
+        window = self._window
+        while len(window) < self._size:
+            job = next(self._source, None)
+            if job is None:
+                break
+            window.append(job)
+        if not window:
+            return None
+        played = self._played[player]
+        best = min(range(len(window)), key=lambda i: (played.get(window[i].seed, 0), i))
+        job = window.pop(best)
+        played[job.seed] = played.get(job.seed, 0) + 1
+        played.move_to_end(job.seed)
+        if len(played) > REMEMBERED_DEALS:
+            played.popitem(last=False)
+        return job
+
 
 @asynccontextmanager
 async def open_local_executor(*, processes_per_bot: int = 1, jobs: int | None = None) -> AsyncIterator[LocalExecutor]:
     """A :class:`LocalExecutor` with a pool of its own: every bot process and referee
     process it started has ended when the block is left. ``jobs`` (the concurrency the
-    caller expects, if known) starts that many referee processes now, so that their
-    start overlaps the caller's (e.g. greeting the bots) instead of the first games."""
+    caller expects, if known) starts the referee processes it needs now (one fewer than
+    ``jobs``: this process plays too), so that their start overlaps the caller's (e.g.
+    greeting the bots) instead of the first games."""
     async with open_pool() as pool:
         local = LocalExecutor(pool, processes_per_bot=processes_per_bot)
         try:
             if jobs is not None and jobs >= 2:
-                local.referees = [RefereeProcess() for _ in range(jobs)]
+                local.referees = [RefereeProcess() for _ in range(jobs - 1)]
             yield local
         finally:
             await local.close_referees()
@@ -92,22 +137,24 @@ class LocalExecutor:
         for referee in referees:
             await referee.aclose(hurried=self.pool.hurried)
 
-    def _take(self, seat: SeatBot, seed: int) -> Player:
+    def _take(self, seat: SeatBot, seed: int, most: int) -> Player:
         """A player of the seat's bot for a game of the deal ``seed``: an idle one whose
         process has not seen that deal, else a new one while the bot has fewer than
-        ``processes_per_bot``, else an idle one (:func:`play_game` restarts it)."""
+        ``most``, else an idle one (:func:`play_game` restarts it)."""
         free = self.idle.setdefault(seat.name, [])
         for i in range(len(free) - 1, -1, -1):
             if not free[i].has_seen(seed):
                 return free.pop(i)
         owned = sum(1 for p in self.pool.players if p.name == seat.name)
-        if free and owned >= self.processes_per_bot:
+        if free and owned >= most:
             return free.pop()
         return self.new_player(seat)
 
-    async def play_one(self, job: GameJob) -> GameRecord:
-        """Play one job here, in this process, with players taken from the pool."""
-        players = [self._take(seat, job.seed) for seat in job.seats]
+    async def play_one(self, job: GameJob, processes_per_bot: int | None = None) -> GameRecord:
+        """Play one job here, in this process, with players taken from the pool (a bot
+        keeping up to ``processes_per_bot`` processes, default :attr:`processes_per_bot`)."""
+        most = self.processes_per_bot if processes_per_bot is None else processes_per_bot
+        players = [self._take(seat, job.seed, most) for seat in job.seats]
         try:
             return await play_game(
                 players, job.config, job.seed, time_settings=job.time, game_id=job.game_id, ids=job.ids
@@ -124,25 +171,24 @@ class LocalExecutor:
         concurrency: int | None = None,
         keep_going: Callable[[], bool] | None = None,
     ) -> None:
-        queue = iter(jobs)  # consumed lazily, shared: each job goes to one worker
         at_once = max(1, concurrency or 1)
-        if at_once >= 2:
-            await self.release("the games are played in referee processes")  # the greeted ones are idle here
-            worker = self._referee_worker
-        else:
-            worker = self._worker
+        dealer = _Dealer(jobs, at_once)  # consumed lazily, shared: each job goes to one worker
         async with trio.open_nursery() as games:
-            for _ in range(at_once):
-                games.start_soon(worker, queue, on_record, keep_going, at_once)
+            games.start_soon(self._worker, _jobs_of(dealer, 0), on_record, keep_going, at_once)  # this process plays too
+            for k in range(1, at_once):
+                games.start_soon(self._referee_worker, _jobs_of(dealer, k), on_record, keep_going, at_once)
         await self.close_referees()  # started for more jobs than there were
 
     async def _worker(
         self, queue: Iterator[GameJob], on_record: OnRecord, keep_going: Callable[[], bool] | None, concurrency: int
     ) -> None:
+        # processes_per_bot allows for every job at once in one pool; this process plays
+        # one game at a time.
+        per_game = max(1, self.processes_per_bot - (concurrency - 1))
         for job in queue:
-            if keep_going is not None and not keep_going():
+            if self._failing or (keep_going is not None and not keep_going()):
                 return
-            record = await self.play_one(job)
+            record = await self.play_one(job, per_game)
             on_record(job, record)
 
     async def _referee_worker(
@@ -196,3 +242,9 @@ class LocalExecutor:
             if referee is not None:
                 self._running.discard(referee)
                 await referee.aclose(hurried=stopped or self.pool.hurried)
+
+
+def _jobs_of(dealer: _Dealer, player: int) -> Iterator[GameJob]:
+    """The jobs process number ``player`` is dealt, each taken when it asks for the next."""
+    while (job := dealer.take(player)) is not None:
+        yield job

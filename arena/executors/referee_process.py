@@ -12,7 +12,7 @@ import time
 import trio
 
 from arena.executors.local import open_local_executor
-from arena.executors.referees import read_frame, write_frame
+from arena.executors.referees import encode_record, read_frame, write_frame
 
 
 async def serve(jobs_fd: int, records_fd: int) -> None:
@@ -34,9 +34,9 @@ async def serve(jobs_fd: int, records_fd: int) -> None:
         while (message := await read_frame(inbox)) is not None:
             job, processes_per_bot = message
             local.processes_per_bot = processes_per_bot
-            record = await local.play_one(job)
+            data = encode_record(await local.play_one(job))
             cpu = time.process_time()
-            await write_frame(outbox, (record, cpu - cpu0))
+            await write_frame(outbox, (data, cpu - cpu0))
             cpu0 = cpu
         nursery.cancel_scope.cancel()  # the input ended: stop watching for SIGTERM
 

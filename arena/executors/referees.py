@@ -1,5 +1,6 @@
 """Referee processes: the local executor's games played in processes of their own, one
-per job at once, so that games use every core (one trio thread cannot).
+per job at once beyond the one the arena's process plays itself, so that games use every
+core (one trio thread cannot).
 
 A referee process (``python -m arena.executors.referee_process JOBS_FD RECORDS_FD``,
 started by :class:`RefereeProcess`) runs its own trio loop and its own
@@ -8,7 +9,10 @@ to game under the same rule as in one process (a process never plays two games o
 deal). It reads one :class:`~arena.executors.jobs.GameJob` at a time and answers with the
 game's record and the CPU time it spent on it; the caller, the one arena process, keeps
 everything else (the schedule, the store's one writer, the reporter). Both ends are arena
-code: the frames are pickles, never anything a bot wrote.
+code: the frames are pickles, never anything a bot wrote; the record inside is msgspec's
+JSON of it (as a cluster's game process sends it), not a pickle: a record that went
+through a pickle encodes fields left at their defaults again (``"status":"ok"`` on every
+action), and its replay file would not be the one the same game writes in one process.
 
 Lifetimes: a referee process gets SIGKILL when the arena dies (parent-death signal) and
 its bots get SIGKILL when it dies; it ignores SIGINT (the arena decides: a Ctrl-C at the
@@ -32,6 +36,7 @@ import sys
 import time
 from typing import Any
 
+import msgspec
 import trio
 
 from arena.bots._cgroup import sweep_gone_groups
@@ -45,6 +50,21 @@ MAX_FRAME = 64 << 20
 #: Seconds a referee process has to end its bots and exit once told to (SIGTERM or the
 #: end of its input), before it is killed.
 EXIT_GRACE = 5.0
+
+
+_record_encoder = msgspec.json.Encoder()
+_record_decoder = msgspec.json.Decoder(GameRecord)
+
+
+def encode_record(record: GameRecord) -> bytes:
+    """The record as a referee process sends it (see the module's docstring)."""
+    return _record_encoder.encode(record)
+
+
+def decode_record(data: bytes) -> GameRecord:
+    """The record :func:`encode_record` sent: equal to it, and its replay encodes to the
+    same bytes."""
+    return _record_decoder.decode(data)
 
 
 class RefereeGone(Exception):
@@ -141,9 +161,9 @@ class RefereeProcess:
         if answer is None:
             await self._wait(EXIT_GRACE)
             raise RefereeGone(self.describe_end())
-        record, cpu = answer
+        data, cpu = answer
         self.games += 1
-        return record, cpu
+        return decode_record(data), cpu
 
     async def _wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the process to exit (and reap it)."""

@@ -86,6 +86,7 @@ class RunSummary:
     store_seconds: float = 0.0  # wall time the writer spent on replays and database rows
     store_cpu_seconds: float = 0.0  # CPU time of that writing
     play_cpu_seconds: float = 0.0  # CPU time of the whole arena process while the games ran
+    referee_cpu_seconds: float = 0.0  # the part of it spent in referee processes (--jobs 2 and more)
     void_reasons: list[str] = field(default_factory=list)
     games_note: str = ""  # what --games N came to, and why, when it is not N
 

@@ -240,6 +240,7 @@ class _Run:
             summary.play_cpu_seconds = (  # the writer's process and the referee processes too
                 time.process_time() - c_play + self.writer.cpu + local.referee_cpu
             )
+            summary.referee_cpu_seconds = local.referee_cpu
             summary.store_seconds = self.writer.busy
             summary.store_cpu_seconds = self.writer.cpu
             if self.writer.error is not None:

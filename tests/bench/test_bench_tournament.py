@@ -29,6 +29,13 @@ def test_bench_tournament_reports_every_configuration(tmp_path: Path) -> None:
     assert r.arena_cpu_ms_per_game > r.store_ms_per_game
     # The referee processes' CPU is counted with 2 jobs: the games' own cost is in both.
     assert r.arena_cpu_ms_per_game_jobs1 > 0 and r.arena_cpu_ms_per_game > r.store_ms_per_game + 0.5
+    # Per process: the run's own, the referee process and the writer add up to the arena's
+    # CPU; with 2 jobs both the run's process and the referee process play games.
+    assert r.main_cpu_ms_per_game + r.referee_cpu_ms_per_game + r.store_ms_per_game == pytest.approx(r.arena_cpu_ms_per_game)
+    assert r.main_cpu_ms_per_game_jobs1 + r.store_ms_per_game_jobs1 == pytest.approx(r.arena_cpu_ms_per_game_jobs1)
+    assert r.referee_cpu_ms_per_game > 0 and r.main_cpu_ms_per_game > 0 and r.store_ms_per_game_jobs1 > 0
+    assert r.bots_cpu_ms_per_game_jobs1 is None or r.bots_cpu_ms_per_game_jobs1 >= 0
+    assert r.bot_start_ms > 0  # a bot process started to its hello and ended, in CPU
 
 
 def test_an_unrecorded_run_plays_every_game_and_stores_none(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""The local executor with more than one job: each job in a referee process of its own
-(arena.executors.referees). What one process guarantees holds across them: each job is
+"""The local executor with more than one job: the run's process plays one job at a time,
+each other job a referee process of its own (arena.executors.referees). What one process guarantees holds across them: each job is
 reported once, with its own game, the same game as played in one process (determinism);
 a bot's fault is reported as before; a referee process killed mid-run has its game
 reported void (never lost, never twice) and leaves no process behind; a hurried stop
@@ -13,6 +13,7 @@ import signal
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 import trio
 
@@ -24,6 +25,7 @@ from arena.executors.jobs import GameJob, SeatBot
 from arena.executors.local import LocalExecutor, open_local_executor
 from arena.game.players import TimeSettings
 from arena.game.record import GameRecord
+from arena.game.replay import encode_replay
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bots"
 CONFIG = GameConfig(2, Variant.STANDARD)
@@ -115,17 +117,37 @@ def outcome(record: GameRecord) -> tuple[object, ...]:
     return record.status, record.scores, record.ranks, record.faults, plays
 
 
+def replay_bytes(record: GameRecord) -> bytes:
+    """The record's replay file (its JSON), with what measures time left out: each reply's
+    elapsed ms and the bank left after it, the game's timing, and the bots' CPU and memory."""
+    replay = msgspec.structs.replace(
+        record.replay,
+        turns=[
+            msgspec.structs.replace(t, actions=[msgspec.structs.replace(a, elapsed_ms=None, bank_ms=None) for a in t.actions])
+            for t in record.replay.turns
+        ],
+        timing={},
+        usage=[],
+    )
+    return encode_replay(replay)
+
+
 def test_two_referee_processes_play_each_job_once_and_the_same_games_as_one_process(
     seats: dict[str, SeatBot], where: Path
 ) -> None:
     jobs = jobs_of(seats, [101, 102, 103, 104, 105, 106])
-    alone = {job.game_id: outcome(record) for job, record in play(jobs, 1)}
+    first = play(jobs, 1)
+    alone = {job.game_id: outcome(record) for job, record in first}
+    files = {job.game_id: replay_bytes(record) for job, record in first}
     got = play(jobs, 2)
     assert sorted(job.game_id for job, _ in got) == sorted(j.game_id for j in jobs)
     for job, record in got:
         assert record.game_id == job.game_id and record.seed == job.seed
         assert record.bots == [s.name for s in job.seats]
         assert outcome(record) == alone[job.game_id]  # same seed and bots, same game
+        # ... and the same replay, byte for byte, but for what the clock measured
+        # (whichever process played it: the run's own or a referee process).
+        assert replay_bytes(record) == files[job.game_id]
     assert not processes_under(where / "build")
 
 
