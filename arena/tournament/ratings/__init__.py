@@ -20,6 +20,7 @@ columns, win counts per pair and per set), :mod:`.fit`, :mod:`.bootstrap`, :mod:
 (per-bot figures, head-to-head, the leaderboard) and :mod:`.tally` (a running tally).
 """
 
+from arena.tournament.ratings import _threads  # noqa: F401  (first: before numpy is imported)
 from arena.tournament.ratings.aggregates import PairData, ResultColumns
 from arena.tournament.ratings.bootstrap import rate
 from arena.tournament.ratings.fit import fit_elo
@@ -32,7 +33,7 @@ from arena.tournament.ratings.results import (
     RatingError,
     pair_scores,
 )
-from arena.tournament.ratings.stats import bot_stats, head_to_head, leaderboard
+from arena.tournament.ratings.stats import bot_stats, head_to_head, leaderboard, usage_by_bot
 from arena.tournament.ratings.tally import Tally
 
 __all__ = [
@@ -51,4 +52,5 @@ __all__ = [
     "leaderboard",
     "pair_scores",
     "rate",
+    "usage_by_bot",
 ]

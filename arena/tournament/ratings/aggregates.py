@@ -94,6 +94,61 @@ class ResultColumns:
         )
 
 
+    @classmethod
+    def of_seat_columns(
+        cls,
+        *,
+        first_set: Sequence[str | None],
+        bot: Sequence[int],
+        rank: Sequence[int],
+        points: Sequence[int],
+        autopilot: Sequence[int],
+        faults: Sequence[tuple[int, Mapping[str, int]]],
+        keys: Mapping[int, str],
+        entrants: set[int] | None = None,
+        values: Sequence[Sequence[float | None]] = (),
+    ) -> tuple[ResultColumns, list[int], list[np.ndarray]]:
+        """Columns from seat columns as a store keeps them, games one after another: the set id
+        on a game's first seat and None on its others, the bot's id (``keys`` names it: ids of
+        one key are one bot), rank, points, autopilot (0/1), and ``(seat, counts)`` for the seats
+        with a fault. With ``entrants``, only the games whose every seat is one of them.
+
+        Returns the columns, the bot ids in the order their first seat comes (in the games
+        kept), and each of ``values`` (optional numbers per seat, None: not measured, NaN in the
+        result) for the seats kept, in their order."""
+        first = np.not_equal(np.array(first_set, dtype=object), None)
+        starts = np.append(np.flatnonzero(first), len(first)).astype(np.int64)
+        if len(first) and not first[0]:
+            raise RatingError("seat columns: the first seat is not a game's first")
+        sizes = np.diff(starts)
+        bot_ids = np.array(bot, dtype=np.int64)
+        keep_game = np.ones(len(sizes), dtype=bool)
+        if entrants and len(sizes):
+            outsider = ~np.isin(bot_ids, np.array(sorted(entrants), dtype=np.int64))
+            keep_game = np.add.reduceat(outsider, starts[:-1]) == 0
+        keep = np.repeat(keep_game, sizes)
+        bot_ids = bot_ids[keep]
+        ids, first_seat = np.unique(bot_ids, return_index=True)
+        seen = [bot_id for _, bot_id in sorted(zip(first_seat.tolist(), ids.tolist(), strict=True))]
+        names = sorted({keys[bot_id] for bot_id in seen})
+        number = {key: i for i, key in enumerate(names)}
+        seat_bot = np.array([number[keys[bot_id]] for bot_id in ids.tolist()], dtype=np.int64)[
+            np.searchsorted(ids, bot_ids)
+        ] if len(ids) else bot_ids
+        set_ids = [sid for sid, kept in zip((x for x in first_set if x is not None), keep_game.tolist(), strict=True) if kept]
+        set_names = sorted(set(set_ids))
+        set_number = {sid: i for i, sid in enumerate(set_names)}
+        game_set = np.array([set_number[sid] for sid in set_ids], dtype=np.int64)
+        position = np.cumsum(keep) - 1  # a kept seat's number among the kept ones
+        cols = cls(
+            bots=names, set_ids=set_names, starts=np.concatenate([[0], np.cumsum(sizes[keep_game])]),
+            game_set=game_set, bot=seat_bot, rank=np.array(rank, dtype=np.int64)[keep],
+            points=np.array(points, dtype=np.int64)[keep], autopilot=np.array(autopilot, dtype=bool)[keep],
+            faults=[(int(position[seat]), counts) for seat, counts in faults if keep[seat]],
+        )
+        return cols, seen, [np.array(v, dtype=np.float64)[keep] for v in values]
+
+
 def columns_of(games: ResultColumns | Iterable[GameResult]) -> ResultColumns:
     """``games`` as columns (columns are taken as they are)."""
     return games if isinstance(games, ResultColumns) else ResultColumns.of_games(games)

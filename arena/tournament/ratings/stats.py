@@ -68,6 +68,26 @@ def bot_stats(games: ResultColumns | Iterable[GameResult]) -> dict[str, BotStats
     return stats
 
 
+def usage_by_bot(
+    cols: ResultColumns, means_of: np.ndarray, peaks_of: np.ndarray
+) -> dict[str, tuple[float | None, float | None]]:
+    """Per bot with a measured seat: the mean of ``means_of`` over its seats where it was
+    measured (summed in seat order; None if never) and the largest of ``peaks_of`` (at least 0;
+    None if never). Both hold a number per seat of ``cols``, NaN where not measured."""
+    n = len(cols.bots)
+    has_mean, has_peak = ~np.isnan(means_of), ~np.isnan(peaks_of)
+    total = np.bincount(cols.bot[has_mean], weights=means_of[has_mean], minlength=n).tolist()
+    counted = np.bincount(cols.bot[has_mean], minlength=n).tolist()
+    peak = np.zeros(n)
+    np.maximum.at(peak, cols.bot[has_peak], peaks_of[has_peak])
+    peaked = np.bincount(cols.bot[has_peak], minlength=n).tolist()
+    return {
+        bot: (total[i] / counted[i] if counted[i] else None, float(peak[i]) if peaked[i] else None)
+        for i, bot in enumerate(cols.bots)
+        if counted[i] or peaked[i]
+    }
+
+
 def head_to_head(games: ResultColumns | Iterable[GameResult]) -> dict[tuple[str, str], tuple[float, float, float]]:
     """For every two bots that shared a game: ``(a, b) -> (a's wins, draws, a's losses)``.
 
