@@ -537,6 +537,101 @@ class Store:
             (tournament_id,),
         ).fetchone()[0]
 
+    # -- what a leaderboard reads, lean, and the standings it came to ---------------------
+
+    @_reading
+    def rated_columns(
+        self, tournament_id: str | None, *, players: int, variant: str
+    ) -> tuple[tuple[tuple[Any, ...], ...], list[tuple[int, dict[str, int]]]]:
+        """What a leaderboard reads of the complete games of one format (of one tournament, or
+        all), as columns with one entry per seat, games oldest first (as :meth:`games`), seats
+        in seat order: ``(set id on a game's first seat and None on its others, bot id, rank,
+        points, autopilot 0/1, cpu_ms, peak_mb)``; and ``(seat number, fault counts)`` for the
+        seats that have a fault. One query, and no object per seat beyond its row: no game id,
+        no dict of faults for a seat without one."""
+        where = ["g.status = 'complete'", "g.players = ?", "g.variant = ?"]
+        args: list[Any] = [players, variant]
+        if tournament_id is not None:
+            # "+g.id": scan the games in rowid order (no sort) and look each one up in the list.
+            where.append("+g.id IN (SELECT game_id FROM tournament_games WHERE tournament_id = ?)")
+            args.append(tournament_id)
+        rows = self._conn.execute(
+            "SELECT CASE WHEN s.seat = 0 THEN g.set_id END, s.bot_id, s.rank, s.points, s.autopilot, s.cpu_ms, s.peak_mb, "
+            "NULLIF(s.faults, '{}') FROM games g JOIN game_seats s ON s.game_id = g.id WHERE " + " AND ".join(where)
+            + " ORDER BY g.rowid, s.seat",
+            args,
+        ).fetchall()
+        if not rows:
+            return ((),) * 7, []
+        if rows[0][0] is None:
+            raise ValueError("a game's seats do not start at seat 0")
+        from itertools import compress
+
+        columns = tuple(zip(*rows))
+        faults = []
+        for number in compress(range(len(rows)), columns[7]):  # the few seats with a fault
+            counts = json.loads(columns[7][number])
+            if not (isinstance(counts, dict) and all(isinstance(k, str) and type(v) is int for k, v in counts.items())):
+                raise ValueError(f"fault counts {columns[7][number][:80]!r} are not counts by kind")
+            faults.append((number, counts))
+        return columns[:7], faults
+
+    @_guarded
+    def standings_key(self, tournament_id: str | None) -> tuple[int, int, int]:
+        """What a leaderboard's games depend on, in three numbers read from indexes: the games
+        of the tournament (of the store, for None), the largest rowid among their links (their
+        rows), and how many times a game, a seat or a link was changed or removed (counted by
+        triggers: a game voided, its set id mended, a void game replaced). A new game, a game
+        newly linked, and any such change give another key."""
+        if tournament_id is None:
+            games, last = self._conn.execute("SELECT count(*), ifnull(max(rowid), 0) FROM games").fetchone()
+        else:
+            games, last = self._conn.execute(
+                "SELECT count(*), ifnull(max(rowid), 0) FROM tournament_games WHERE tournament_id = ?", (tournament_id,)
+            ).fetchone()
+        changes = self._conn.execute("SELECT count FROM results_changes WHERE id = 1").fetchone()
+        return games, last, changes[0] if changes else 0
+
+    @_guarded
+    def cached_standings(self, tournament_id: str | None, options: str, key: tuple[int, int, int], limit: int) -> bytes | None:
+        """The standings document stored for this tournament (``None``: every game of a format),
+        options digest and :meth:`standings_key`, if there is one of at most ``limit`` bytes."""
+        row = self._conn.execute(
+            "SELECT length(document) FROM standings_cache WHERE tournament_id = ? AND options = ? AND games = ? "
+            "AND last_rowid = ? AND changes = ?",
+            (tournament_id or "", options, *key),
+        ).fetchone()
+        if row is None or not isinstance(row[0], int) or row[0] > limit:
+            return None
+        found = self._conn.execute(
+            "SELECT document FROM standings_cache WHERE tournament_id = ? AND options = ?", (tournament_id or "", options)
+        ).fetchone()
+        return found[0] if found is not None and isinstance(found[0], bytes) else None
+
+    @_guarded
+    def cache_standings(self, tournament_id: str | None, options: str, key: tuple[int, int, int], document: bytes) -> bool:
+        """Keep a standings document for :meth:`cached_standings`, dropping the tournament's
+        documents of other keys (they can match no more). Nothing is written to a store opened
+        read-only, or when the file cannot be written now (busy, full, read-only): False then;
+        the document is only a cache."""
+        if self._conn.execute("PRAGMA query_only").fetchone()[0]:
+            return False
+        scope = tournament_id or ""
+        try:
+            with self._tx():
+                self._conn.execute(
+                    "DELETE FROM standings_cache WHERE tournament_id = ? AND (games, last_rowid, changes) != (?, ?, ?)",
+                    (scope, *key),
+                )
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO standings_cache (tournament_id, options, games, last_rowid, changes, document) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (scope, options, *key, document),
+                )
+        except sqlite3.OperationalError:
+            return False
+        return True
+
     @_reading
     def rated_seats(
         self, tournament_id: str | None, *, players: int, variant: str

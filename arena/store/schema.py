@@ -12,7 +12,7 @@ from pathlib import Path
 from arena.store.errors import StoreError, rebuild_hint
 
 APPLICATION = "sushigo-arena"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Migrations, in order: MIGRATIONS[i] takes the schema from version i to i + 1.
 MIGRATIONS: list[str] = [
@@ -83,6 +83,35 @@ MIGRATIONS: list[str] = [
     ALTER TABLE game_seats ADD COLUMN cpu_ms REAL;
     ALTER TABLE game_seats ADD COLUMN peak_mb REAL;
     """,
+    # 3: the standings last computed, by what they depend on (Store.standings_key), so that a
+    # leaderboard of a store that has not changed is read, not refitted. A game, seat or link
+    # changed or removed in place (voided, its set mended, replaced) is counted by triggers;
+    # new games and links change the key by themselves.
+    """
+    CREATE TABLE IF NOT EXISTS standings_cache (
+        tournament_id TEXT NOT NULL,
+        options TEXT NOT NULL,
+        games INTEGER NOT NULL,
+        last_rowid INTEGER NOT NULL,
+        changes INTEGER NOT NULL,
+        document BLOB NOT NULL,
+        PRIMARY KEY (tournament_id, options)
+    );
+    CREATE TABLE IF NOT EXISTS results_changes (id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL);
+    INSERT OR IGNORE INTO results_changes (id, count) VALUES (1, 0);
+    CREATE TRIGGER IF NOT EXISTS games_updated AFTER UPDATE ON games
+        BEGIN UPDATE results_changes SET count = count + 1 WHERE id = 1; END;
+    CREATE TRIGGER IF NOT EXISTS games_deleted AFTER DELETE ON games
+        BEGIN UPDATE results_changes SET count = count + 1 WHERE id = 1; END;
+    CREATE TRIGGER IF NOT EXISTS game_seats_updated AFTER UPDATE ON game_seats
+        BEGIN UPDATE results_changes SET count = count + 1 WHERE id = 1; END;
+    CREATE TRIGGER IF NOT EXISTS game_seats_deleted AFTER DELETE ON game_seats
+        BEGIN UPDATE results_changes SET count = count + 1 WHERE id = 1; END;
+    CREATE TRIGGER IF NOT EXISTS tournament_games_updated AFTER UPDATE ON tournament_games
+        BEGIN UPDATE results_changes SET count = count + 1 WHERE id = 1; END;
+    CREATE TRIGGER IF NOT EXISTS tournament_games_deleted AFTER DELETE ON tournament_games
+        BEGIN UPDATE results_changes SET count = count + 1 WHERE id = 1; END;
+    """,
 ]
 
 
@@ -141,8 +170,21 @@ def migrate_schema(conn: sqlite3.Connection, path: Path) -> None:
     with write_transaction(conn):
         version = read_schema_version(conn, path)
         for step in range(version, SCHEMA_VERSION):
-            for statement in MIGRATIONS[step].split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            for statement in _statements(MIGRATIONS[step]):
+                conn.execute(statement)
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('application', ?)", (APPLICATION,))
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The statements of a migration, one at a time: split at each ``;`` that ends one (a
+    trigger's body holds statements of its own, each with its ``;``)."""
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                yield pending
+            pending = ""
+    if pending.strip(" \n;"):
+        yield pending

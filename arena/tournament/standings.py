@@ -3,11 +3,18 @@ show, as plain data (the CLI draws them; ``--json`` prints them).
 
 Ratings are per format (player count and variant): a leaderboard is built from the
 games of one format only, the tournament's unless another is asked for.
+
+A leaderboard is computed once per state of the store: the rated part (rows, games,
+head-to-head) is kept in the store beside what it depends on (:meth:`Store.standings_key`,
+and a digest of the options asked), and read back while they match. A kept document that
+does not decode, strictly, to what this arena writes, or is too large, is ignored and
+computed again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -15,12 +22,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from arena import __version__
 from arena.errors import ArenaError
 from arena.store.database import BotRow, GameRow, Store, TournamentRow
-from arena.store.errors import StoreError, os_error_text
+from arena.store.errors import StoreError, os_error_text, rebuild_hint
 from arena.text import LINE_LIMIT, NAME_LIMIT, plural, printable
-from arena.tournament.ratings import GameResult, head_to_head, leaderboard
+from arena.tournament.ratings import GameResult, ResultColumns, head_to_head, leaderboard, usage_by_bot
 
+#: A kept standings document larger than this is not read (a store's cache is no one's
+#: to trust: 200 bots' rows and head-to-head take about 1 MiB).
+CACHE_LIMIT = 32 * 1024 * 1024
+#: Changes when the document's layout or the way it is computed does: older ones then miss.
+CACHE_FORMAT = 1
 
 @dataclass(frozen=True, slots=True)
 class Standings:
@@ -128,19 +143,50 @@ def standings(
     anchor: tuple[str, float] | None = None,
 ) -> Standings:
     """The leaderboard of a tournament (default: the latest one), or with ``all_games``
-    of every game of that format in the store (the ladder's whole history)."""
+    of every game of that format in the store (the ladder's whole history).
+
+    Read from the store's cache when nothing it depends on has changed since it was computed
+    (the games, the tournament's entrants, the options); else computed, and kept when the
+    store may be written (one opened read-only computes and writes nothing)."""
     t = pick_tournament(store, tournament_id, players, variant) if not all_games or players is None else None
     fmt_players = players if players is not None else t.players  # type: ignore[union-attr]
     fmt_variant = variant if variant is not None else (t.variant if t else "standard")
-    results, versions, usage = _rated(
-        store, None if all_games else t.id, players=fmt_players, variant=fmt_variant,  # type: ignore[union-attr]
-        entrants=None if all_games else store.entrant_ids(t.id),  # type: ignore[union-attr]
+    scope = None if all_games else t.id  # type: ignore[union-attr]
+    entrants = None if all_games else store.entrant_ids(t.id)  # type: ignore[union-attr]
+    options = _options_digest(
+        players=fmt_players, variant=fmt_variant, entrants=sorted(entrants or ()), h2h=h2h, bootstrap=bootstrap,
+        seed=seed, anchor=list(anchor) if anchor is not None else None,
     )
+    key = store.standings_key(scope)
+    cached = _decode(store.cached_standings(scope, options, key, CACHE_LIMIT))
+    if cached is not None:
+        games, rows, matrix = cached.games, [msgspec.structs.asdict(r) for r in cached.rows], cached.h2h
+    else:
+        games, rows, matrix = _compute(
+            store, scope, players=fmt_players, variant=fmt_variant, entrants=entrants, h2h=h2h, bootstrap=bootstrap,
+            seed=seed, anchor=anchor,
+        )
+        document = _CACHED.encode(_Cached(games, [_CachedRow(**r) for r in rows], matrix))
+        if len(document) <= CACHE_LIMIT:
+            store.cache_standings(scope, options, key, document)
+    skipped = store.skipped(t.id) if t is not None and not all_games else []
+    if t is not None and not all_games:
+        skipped += _not_played(store, t.id, {r["bot"] for r in rows})
+    return Standings(scope, fmt_players, fmt_variant, games, rows, skipped, matrix)
+
+
+def _compute(
+    store: Store, scope: str | None, *, players: int, variant: str, entrants: set[int] | None, h2h: bool,
+    bootstrap: int, seed: int, anchor: tuple[str, float] | None,
+) -> tuple[int, list[dict[str, Any]], dict[str, dict[str, list[float]]] | None]:
+    """The rated part of a leaderboard, computed: the number of games, the rows, the
+    head-to-head matrix (with ``h2h``)."""
+    cols, versions, usage = _rated(store, scope, players=players, variant=variant, entrants=entrants)
     rows = []
-    if results:
+    if cols.games:
         if anchor is not None:
             anchor = (_resolve_key(anchor[0], versions), anchor[1])
-        for row in leaderboard(results, bootstrap=bootstrap, seed=seed, anchor=anchor):
+        for row in leaderboard(cols, bootstrap=bootstrap, seed=seed, anchor=anchor):
             bot = versions[row.bot]
             rows.append(
                 {
@@ -169,69 +215,99 @@ def standings(
     matrix = None
     if h2h:
         matrix = {}
-        for (a, b), (w, d, lo) in head_to_head(results).items():
+        for (a, b), (w, d, lo) in head_to_head(cols).items():
             matrix.setdefault(a, {})[b] = [w, d, lo]
-    skipped = store.skipped(t.id) if t is not None and not all_games else []
-    if t is not None and not all_games:
-        skipped += _not_played(store, t.id, {r["bot"] for r in rows})
-    return Standings(None if all_games else t.id, fmt_players, fmt_variant, len(results), rows, skipped, matrix)  # type: ignore[union-attr]
+    return cols.games, rows, matrix
+
+
+def _options_digest(**options: Any) -> str:
+    """What a kept leaderboard was asked with, as a short digest (with the arena's version and
+    the document's format: another arena computes its own)."""
+    text = json.dumps({**options, "arena": __version__, "format": CACHE_FORMAT}, sort_keys=True)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+class _CachedRow(msgspec.Struct, forbid_unknown_fields=True):
+    """A leaderboard row as kept: the fields of a row, in its order."""
+
+    rank: int
+    bot: str
+    version: str
+    hash: str
+    key: str
+    elo: float
+    elo_low: float
+    elo_high: float
+    games: int
+    wins: float
+    win_share: float
+    mean_points: float
+    mean_rank: float
+    points_vs_table: float
+    faults: dict[str, int]
+    cpu_ms: float | None
+    peak_mb: float | None
+    label: str
+
+
+class _Cached(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
+    games: int
+    rows: list[_CachedRow]
+    h2h: dict[str, dict[str, list[float]]] | None
+
+
+# MessagePack keeps every float as it is (NaN too: an interval without bootstrap).
+_CACHED = msgspec.msgpack.Encoder()
+_CACHED_DECODER = msgspec.msgpack.Decoder(_Cached)
+
+
+def _decode(document: bytes | None) -> _Cached | None:
+    """A kept document, or None if there is none or it is not exactly what this arena writes."""
+    if document is None:
+        return None
+    try:
+        cached = _CACHED_DECODER.decode(document)
+    except msgspec.DecodeError:  # its ValidationError too
+        return None
+    if cached.games < 0 or [r.rank for r in cached.rows] != list(range(1, len(cached.rows) + 1)):
+        return None
+    return cached
 
 
 def _rated(
     store: Store, tournament_id: str | None, *, players: int, variant: str, entrants: set[int] | None
-) -> tuple[list[GameResult], dict[str, BotRow], dict[str, dict[str, float | None]]]:
-    """The games a leaderboard rates, read lean (no replay, seed or timing columns): as the
-    ratings take them, the bot version of every key, and per key the mean CPU milliseconds
-    per game and the highest peak memory (MiB) where its sandbox measured them (None: never).
-    With ``entrants`` (a tournament's latest bot versions), only the games among them, as
-    :func:`current_games` picks them (every game if there are none)."""
+) -> tuple[ResultColumns, dict[str, BotRow], dict[str, dict[str, float | None]]]:
+    """The games a leaderboard rates, read lean (no replay, seed or timing columns; columns,
+    not an object per seat): as the ratings take them, the bot version of every key, and per
+    key the mean CPU milliseconds per game and the highest peak memory (MiB) where its
+    sandbox measured them (None: never). With ``entrants`` (a tournament's latest bot
+    versions), only the games among them, as :func:`current_games` picks them (every game if
+    there are none)."""
+    (first_set, bot, rank, points, autopilot, cpu, peak), faults = store.rated_columns(
+        tournament_id, players=players, variant=variant
+    )
     bots = store.bots()
-    results: list[GameResult] = []
-    versions: dict[str, BotRow] = {}
-    cpu: dict[str, list[float]] = {}
-    peak: dict[str, float] = {}
-
-    def close(game_id: str, set_id: str, seats: list[tuple]) -> None:
-        if entrants and not all(seat[2] in entrants for seat in seats):
-            return
-        keys = []
-        for seat in seats:
-            bot = bots[seat[2]]
-            key = bot.key
-            versions.setdefault(key, bot)
-            keys.append(key)
-            if seat[7] is not None:
-                cpu.setdefault(key, []).append(seat[7])
-            if seat[8] is not None:
-                peak[key] = max(peak.get(key, 0.0), seat[8])
-        results.append(
-            GameResult(
-                game_id=game_id,
-                set_id=set_id,
-                seats=tuple(keys),
-                ranks=tuple(seat[3] for seat in seats),
-                points=tuple(seat[4] for seat in seats),
-                autopilot=tuple(seat[5] for seat in seats),
-                faults=tuple(seat[6] for seat in seats),
-            )
+    unknown = set(bot) - set(bots)
+    if unknown:
+        raise StoreError(
+            f"{store.path}: the database is damaged (a seat of bot id {min(unknown)}, which has no bot row); "
+            f"{rebuild_hint(store.root)}"
         )
-
-    current: list[tuple] = []
-    for seat in store.rated_seats(tournament_id, players=players, variant=variant):
-        if current and seat[0] != current[0][0]:
-            close(current[0][0], current[0][1], current)
-            current = []
-        current.append(seat)
-    if current:
-        close(current[0][0], current[0][1], current)
+    cols, seen, (cpu_kept, peak_kept) = ResultColumns.of_seat_columns(
+        first_set=first_set, bot=bot, rank=rank, points=points, autopilot=autopilot, faults=faults,
+        keys={i: b.key for i, b in bots.items()}, entrants=entrants, values=(cpu, peak),
+    )
+    versions: dict[str, BotRow] = {}
+    for bot_id in seen:  # a key's version: its first seat's, in game order
+        versions.setdefault(bots[bot_id].key, bots[bot_id])
     usage = {
-        k: {
-            "cpu_ms": round(sum(cpu[k]) / len(cpu[k]), 1) if k in cpu else None,
-            "peak_mb": round(peak[k], 1) if k in peak else None,
+        key: {
+            "cpu_ms": round(mean, 1) if mean is not None else None,
+            "peak_mb": round(top, 1) if top is not None else None,
         }
-        for k in set(cpu) | set(peak)
+        for key, (mean, top) in usage_by_bot(cols, cpu_kept, peak_kept).items()
     }
-    return results, versions, usage
+    return cols, versions, usage
 
 
 def _resolve_key(name: str, versions: dict[str, Any]) -> str:

@@ -182,3 +182,43 @@ def test_a_schema_1_database_is_migrated_and_keeps_its_games(tmp_path: Path) -> 
         store.add_game(new)
         [_, g] = store.games()
         assert [(s.cpu_ms, s.peak_mb) for s in g.seats] == [(12.5, 30.0), (None, None)]
+
+
+def test_a_schema_2_database_gets_the_standings_cache_and_its_change_count(tmp_path: Path) -> None:
+    """Schema 3 adds the standings cache and the triggers that count games changed in place:
+    a store of schema 2 is migrated (its games kept), and from then on voiding, mending or
+    replacing a game moves the key its leaderboards are kept under."""
+    from arena.store.schema import MIGRATIONS, _statements
+
+    conn = sqlite3.connect(tmp_path / DB_NAME, isolation_level=None)
+    for script in MIGRATIONS[:2]:
+        for statement in _statements(script):
+            conn.execute(statement)
+    conn.execute("INSERT INTO meta VALUES ('application', 'sushigo-arena'), ('schema_version', '2')")
+    conn.execute("INSERT INTO bots VALUES (1, 'alpha', '1', 'aaaa', 'p', 'then')")
+    conn.execute("INSERT INTO tournaments VALUES ('t', 'then', 'then', 2, 'standard', '{}')")
+    conn.execute("INSERT INTO games VALUES ('old', 'complete', 's', 1, 2, 'standard', 'r', '{}', 0.1, 'then', 'x', '')")
+    conn.execute("INSERT INTO tournament_games VALUES ('t', 'old')")
+    for seat in (0, 1):
+        conn.execute(f"INSERT INTO game_seats VALUES ('old', {seat}, 1, 10, 0, 1, 0, '{{}}', 1.0, 2.0, NULL, NULL)")
+    conn.close()
+    with open_store(tmp_path) as store:
+        assert store._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+        assert [g.id for g in store.games("t")] == ["old"]
+        key = store.standings_key("t")
+        assert key == (1, 1, 0) and store.standings_key(None) == (1, 1, 0)
+        assert store.cache_standings("t", "opts", key, b"doc") is True
+        assert store.cached_standings("t", "opts", key, 100) == b"doc"
+        assert store.cached_standings("t", "opts", key, 2) is None  # larger than the limit asked
+        assert store.cached_standings("t", "other", key, 100) is None
+        store.link_games("t", [], {"old": "mended"})
+        assert store.standings_key("t") == (1, 1, 1)
+        assert store.cached_standings("t", "opts", store.standings_key("t"), 100) is None
+        store.add_game(_game("new", [1, 1]), "t")
+        assert store.standings_key("t")[:2] == (2, 2)
+        store._conn.execute("UPDATE games SET status = 'void' WHERE id = 'new'")
+        store.add_game(_game("new", [1, 1]), "t")  # a void game played again: deleted, then added
+        games, last, changes = store.standings_key("t")
+        assert (games, changes > 2) == (2, True)
+    with open_store(tmp_path, read_only=True) as reader:
+        assert reader.cache_standings("t", "opts", (2, last, changes), b"doc") is False  # never writes

@@ -1,7 +1,9 @@
-"""The leaderboard's lean reading of the store gives what reading every full game row gave."""
+"""The leaderboard's lean reading of the store gives what reading every full game row gave; its
+cache is read while the store has not changed, and only then."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -67,3 +69,141 @@ def test_standings_read_lean_equal_the_full_rows(tmp_path: Path) -> None:
         lean = standings(store, "t1", bootstrap=0)
         assert "b0@ffffffff" not in {r["key"] for r in lean.rows}
         assert any(r["faults"] for r in lean.rows)
+
+
+# --- the standings cache -------------------------------------------------------------------------
+
+
+def _league(root: Path, games: int = 60):
+    """A store of one tournament among six bots (with faults, usage and a void game)."""
+    rng = random.Random(11)
+    store = open_store(root)
+    bots = [store.bot(f"b{i}", "1", f"{i:064x}", f"/bots/b{i}") for i in range(6)]
+    store.tournament("t1", 4, "standard", {})
+    store.set_entrants("t1", bots, [])
+    for number in range(games):
+        add(store, number, rng.sample(bots, 4), rng, status="void" if number == 7 else "complete")
+    return store, bots, rng
+
+
+def _counting(monkeypatch) -> list[int]:
+    """Counts the fits standings() computes (each leaderboard is one fit and its bootstrap)."""
+    import arena.tournament.standings as module
+
+    fits: list[int] = []
+    real = module.leaderboard
+
+    def counted(*args, **kwargs):
+        fits.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "leaderboard", counted)
+    return fits
+
+
+def _json(st) -> str:
+    return json.dumps(st.to_dict(), indent=2)
+
+
+def test_a_store_that_has_not_changed_is_not_refitted(tmp_path: Path, monkeypatch) -> None:
+    """The second leaderboard of an unchanged store is read from the cache (no fit), and its
+    JSON is byte for byte the computed one's; other options are computed apart."""
+    fits = _counting(monkeypatch)
+    store, _, _ = _league(tmp_path)
+    with store:
+        first = standings(store, "t1", h2h=True)
+        assert len(fits) == 1
+        again = standings(store, "t1", h2h=True)
+        assert len(fits) == 1 and _json(again) == _json(first)
+        standings(store, "t1")  # without the head-to-head: other options, another document
+        standings(store, "t1", seed=4)
+        assert len(fits) == 3
+        standings(store, "t1", seed=4)
+        assert len(fits) == 3
+    # A fresh process (a new connection) reads it too; so does a read-only one.
+    with open_store(tmp_path, create=False, read_only=True) as reader:
+        assert _json(standings(reader, "t1", h2h=True)) == _json(first)
+    assert len(fits) == 3
+
+
+def test_cached_and_computed_standings_are_the_same_bytes(tmp_path: Path, monkeypatch) -> None:
+    """Without a bootstrap (NaN intervals), anchored, with every game of the format: the
+    document read back prints exactly what was computed, and a second store made the same
+    way computes the same bytes (determinism)."""
+    fits = _counting(monkeypatch)
+    outs = []
+    for folder in ("a", "b"):
+        store, bots, _ = _league(tmp_path / folder)
+        with store:
+            for kwargs in ({"bootstrap": 0}, {"anchor": ("b2", 1000.0)}, {"all_games": True, "players": 4}):
+                computed = standings(store, "t1" if "all_games" not in kwargs else None, **kwargs)
+                cached = standings(store, "t1" if "all_games" not in kwargs else None, **kwargs)
+                assert _json(cached) == _json(computed)
+                outs.append(_json(computed))
+    assert len(fits) == 6  # one computation per store and options
+    assert outs[:3] == outs[3:]
+
+
+def test_one_new_game_or_a_changed_game_invalidates_the_cache(tmp_path: Path, monkeypatch) -> None:
+    """A game added, a game voided in place (its replay was lost), a set id mended, a new
+    entrant list: each makes the next leaderboard a new computation."""
+    fits = _counting(monkeypatch)
+    store, bots, rng = _league(tmp_path)
+    with store:
+        before = standings(store, "t1")
+        add(store, 1000, rng.sample(bots, 4), rng)
+        after = standings(store, "t1")
+        assert len(fits) == 2 and after.games == before.games + 1
+        standings(store, "t1")
+        assert len(fits) == 2
+        store._conn.execute("UPDATE games SET status = 'void' WHERE id = 't1-g3'")  # as completed_ids does
+        voided = standings(store, "t1")
+        assert len(fits) == 3 and voided.games == after.games - 1
+        store.link_games("t1", [], {"t1-g4": "another-set"})
+        standings(store, "t1")
+        assert len(fits) == 4
+        store.set_entrants("t1", bots[:5], [])
+        fewer = standings(store, "t1")
+        assert len(fits) == 5 and "b5" not in {r["bot"] for r in fewer.rows}
+
+
+def test_a_tampered_cached_document_is_ignored_and_recomputed(tmp_path: Path, monkeypatch) -> None:
+    """Bytes that are not a document, a document of the wrong shape (an unknown field, a
+    string where a number goes, ranks out of order), one too large to read: each is ignored,
+    computed again, and written over."""
+    import msgspec
+
+    import arena.tournament.standings as module
+
+    fits = _counting(monkeypatch)
+    store, _, _ = _league(tmp_path)
+    with store:
+        good = _json(standings(store, "t1"))
+        [(document,)] = store._conn.execute("SELECT document FROM standings_cache").fetchall()
+        decoded = msgspec.msgpack.decode(document)
+        row = decoded[1][0]
+        bad_documents = [
+            b"\x00not msgpack",
+            msgspec.msgpack.encode([decoded[0], [{**row, "evil": 1}], None]),
+            msgspec.msgpack.encode([decoded[0], [{**row, "elo": "1500"}], None]),
+            msgspec.msgpack.encode([decoded[0], [{**row, "rank": 2}], None]),
+        ]
+        for bad in bad_documents:
+            store._conn.execute("UPDATE standings_cache SET document = ?", (bad,))
+            assert _json(standings(store, "t1")) == good
+        assert len(fits) == 1 + len(bad_documents)
+        monkeypatch.setattr(module, "CACHE_LIMIT", len(document) - 1)  # too large to read
+        assert _json(standings(store, "t1")) == good
+        assert len(fits) == 2 + len(bad_documents)
+
+
+def test_a_read_only_store_computes_and_writes_nothing(tmp_path: Path, monkeypatch) -> None:
+    fits = _counting(monkeypatch)
+    store, _, _ = _league(tmp_path)
+    store.close()
+    with open_store(tmp_path, create=False, read_only=True) as reader:
+        first = standings(reader, "t1")
+        assert _json(standings(reader, "t1")) == _json(first)
+    assert len(fits) == 2
+    with open_store(tmp_path) as store:
+        assert store._conn.execute("SELECT count(*) FROM standings_cache").fetchone() == (0,)

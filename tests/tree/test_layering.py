@@ -56,6 +56,7 @@ THIRD_PARTY = {
     "engine": {"msgspec"},
     "protocol": {"msgspec"},
     "cli": {"msgspec", "trio", "typer", "rich", "dask", "distributed"},
+    "tournament": {"msgspec", "trio", "dask", "distributed", "numpy"},  # numpy: the ratings' algebra
 }
 THIRD_PARTY_DEFAULT = {"msgspec", "trio", "dask", "distributed"}
 
