@@ -12,7 +12,7 @@ from pathlib import Path
 from arena.store.errors import StoreError, rebuild_hint
 
 APPLICATION = "sushigo-arena"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Migrations, in order: MIGRATIONS[i] takes the schema from version i to i + 1.
 MIGRATIONS: list[str] = [
@@ -82,6 +82,17 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE game_seats ADD COLUMN cpu_ms REAL;
     ALTER TABLE game_seats ADD COLUMN peak_mb REAL;
+    """,
+    # 3: a tournament whose every scheduled game a run found or played, and what that run was
+    # (a digest of its settings and its bots' names and content hashes), so that running it
+    # again with the same bots and settings says so without starting a bot (arena.tournament.runner).
+    """
+    CREATE TABLE IF NOT EXISTS schedules_played (
+        tournament_id TEXT PRIMARY KEY,
+        identity TEXT NOT NULL,
+        games INTEGER NOT NULL,
+        recorded TEXT NOT NULL
+    );
     """,
 ]
 
