@@ -642,31 +642,53 @@ class Store:
         ).fetchone()[0]
 
     @_reading
-    def schedule_played(self, tournament_id: str) -> tuple[str, int] | None:
-        """What :meth:`mark_schedule_played` recorded of this tournament: ``(identity,
-        games)``, or None."""
+    def schedule_played(self, tournament_id: str) -> tuple[str, int, int | None] | None:
+        """What :meth:`mark_schedule_played` recorded of this tournament: ``(identity, games,
+        linked)`` (``linked`` None: not counted yet), or None."""
         row = self._conn.execute(
-            "SELECT identity, games FROM schedules_played WHERE tournament_id = ?", (tournament_id,)
+            "SELECT identity, games, linked FROM schedules_played WHERE tournament_id = ?", (tournament_id,)
         ).fetchone()
         if row is None:
             return None
-        identity, games = row
-        if not isinstance(identity, str) or not isinstance(games, int):
+        identity, games, linked = row
+        if not isinstance(identity, str) or not isinstance(games, int) or not isinstance(linked, int | None):
             raise ValueError(f"schedules_played row of {tournament_id!r}: {row!r}")
-        return identity, games
+        return identity, games, linked
 
     @_guarded
-    def mark_schedule_played(self, tournament_id: str, identity: str, games: int) -> None:
+    def mark_schedule_played(self, tournament_id: str, identity: str, games: int, *, counted: bool) -> None:
         """Record that a run found or played every one of the ``games`` games of the
-        tournament's schedule, as ``identity`` names it (its settings and bots). It is a
-        claim to check, not a fact: the games themselves are counted again when it is read
-        (:meth:`tournament_games_among`), so that a game lost since, or one whose row is
-        not committed yet, is seen."""
+        tournament's schedule, as ``identity`` names it (its settings and bots). A claim to
+        check before it is trusted: with ``counted`` (every game is committed now), with the
+        number of games linked to the tournament now, which any game lost since lowers
+        (:meth:`linked_games`); without (the writer has games to commit yet), with none, and
+        the next run counts the games themselves (:meth:`tournament_games_among`), then
+        :meth:`count_schedule_played`."""
+        with self._tx():
+            linked = self.linked_games(tournament_id) if counted else None
+            self._conn.execute(
+                "INSERT OR REPLACE INTO schedules_played (tournament_id, identity, games, linked, recorded) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (tournament_id, identity, games, linked, _now()),
+            )
+
+    @_guarded
+    def count_schedule_played(self, tournament_id: str) -> None:
+        """Put the number of games linked to the tournament now in its record (its games
+        were just counted and found complete)."""
         with self._tx():
             self._conn.execute(
-                "INSERT OR REPLACE INTO schedules_played (tournament_id, identity, games, recorded) VALUES (?, ?, ?, ?)",
-                (tournament_id, identity, games, _now()),
+                "UPDATE schedules_played SET linked = ? WHERE tournament_id = ?",
+                (self.linked_games(tournament_id), tournament_id),
             )
+
+    @_guarded
+    def linked_games(self, tournament_id: str) -> int:
+        """How many games (of any status) are linked to the tournament: read from its index
+        alone. A game deleted takes its link with it."""
+        return self._conn.execute(
+            "SELECT count(*) FROM tournament_games WHERE tournament_id = ?", (tournament_id,)
+        ).fetchone()[0]
 
     @_guarded
     def forget_schedule_played(self, tournament_id: str) -> None:

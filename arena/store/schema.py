@@ -91,6 +91,7 @@ MIGRATIONS: list[str] = [
         tournament_id TEXT PRIMARY KEY,
         identity TEXT NOT NULL,
         games INTEGER NOT NULL,
+        linked INTEGER,
         recorded TEXT NOT NULL
     );
     """,

@@ -206,9 +206,11 @@ class _Run:
         run of this tournament that went past its start recorded that it found or played
         every game (:meth:`~arena.store.database.Store.mark_schedule_played`), that run had
         these very bots, every one of them started, and these settings (a bot skipped then,
-        changed or added since is not in that record), and the tournament holds as many
-        complete games among these bots as its schedule has (none was lost since, and every
-        one of that run's games was committed)."""
+        changed or added since is not in that record), and the store still holds them: the
+        first time, the tournament's complete games among these bots are counted (every one
+        of that run's games was committed, none was lost since), and the number of games
+        linked to it is kept; from then on, that number alone (read from an index) tells
+        that none was lost."""
         if not self.s.record or len(self.manifests) < 2:
             return None
         players = self.s.format_players(len(self.manifests))
@@ -226,7 +228,11 @@ class _Run:
         rows = self.store.find_bots(mine)
         if known[1] != total or len(rows) != len(mine):
             return None
-        if self.store.tournament_games_among(tid, [r.id for r in rows.values()]) != total:
+        if known[2] is None:  # its run had games to commit yet: count them, once
+            if self.store.tournament_games_among(tid, [r.id for r in rows.values()]) != total:
+                return None
+            self.store.count_schedule_played(tid)
+        elif self.store.linked_games(tid) != known[2]:  # a game lost since (its link went with it)
             return None
         config = GameConfig(players, self.s.variant)
         self.entrants = {m.name: Entrant(m, rows[(m.name, m.content_hash)], 0.0) for m in self.manifests}  # none started
@@ -302,9 +308,16 @@ class _Run:
                     await self._play_on_cluster(local, config, tid, walk, summary, plan)
                 if self.s.record and not summary.interrupted and self.writer.error is None and summary.done == summary.total:
                     # Every game of the schedule is found or handed to the writer: the next run
-                    # with these bots need start none, once it has counted them all in the store.
+                    # with these bots need start none. Recorded now, while the writer lives (its
+                    # connection's end may fold the log into the database: no write of this
+                    # process follows it); a run that played games leaves them to the next
+                    # run to count, as the writer may not have committed its last ones yet.
                     identity = self._identity(players, [(e.name, e.row.hash) for e in self.entrants.values()])
-                    await trio.to_thread.run_sync(self.store.mark_schedule_played, tid, identity, summary.total)
+                    await trio.to_thread.run_sync(
+                        functools.partial(
+                            self.store.mark_schedule_played, tid, identity, summary.total, counted=summary.played == 0
+                        )
+                    )
             finally:
                 with trio.CancelScope(shield=True):  # every finished game reaches the store
                     await trio.to_thread.run_sync(self.writer.close)

@@ -352,3 +352,25 @@ def test_a_run_killed_after_it_dropped_the_record_is_walked_again(league: tuple[
     with open_store(run.results, create=False) as store:
         assert kept <= {g.id for g in store.games()} and store.count_games(tid) == 12
     assert run_tournament(run).already == 12 and starts(log) == []
+
+
+def test_a_game_lost_after_the_count_is_kept_is_seen_too(league: tuple[RunSettings, Path]) -> None:
+    """The first run with nothing to play counts the games and keeps the number of the
+    tournament's links; a game deleted later takes its link with it, and is played again."""
+    run, log = league
+    run_tournament(run)
+    run_tournament(run)  # nothing to play: the games counted, the links' number kept
+    with open_store(run.results, create=False) as store:
+        tid = store.latest_tournament().id  # type: ignore[union-attr]
+        _, games, linked = store.schedule_played(tid)  # type: ignore[misc]
+        assert (games, linked) == (6, 6)
+        gone = store.games()[2]
+    starts(log)
+    assert run_tournament(run).already == 6 and starts(log) == []
+    with sqlite3.connect(run.results / DB_NAME) as conn:
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("DELETE FROM games WHERE id = ?", (gone.id,))
+    conn.close()
+    (run.results / gone.replay).unlink()
+    again = run_tournament(run)
+    assert starts(log) == ["alpha", "beta", "gamma"] and (again.played, again.already) == (1, 5)
