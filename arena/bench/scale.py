@@ -89,6 +89,7 @@ from arena.store.lock import results_lock
 from arena.store.opening import open_store
 from arena.store.rows import game_row
 from arena.store.writer import StoreWriter
+from arena.tournament.runner import schedule_identity
 from arena.tournament.schedule import make_schedule
 from arena.tournament.settings import RunSettings
 from arena.tournament.standings import standings
@@ -100,8 +101,11 @@ SANDBOX = "none"
 #: The arena as this process imports it, for the subprocesses (whatever their current folder).
 _ARENA_ROOT = str(Path(__file__).resolve().parents[2])
 _GAME_LINE = re.compile(r"^\[(\d+)/(\d+)\] game ")
+_RUN_DONE = re.compile(r"^\d+ game\(s\) played, .* in (\d+(?:\.\d+)?) s ")
 _PLANNED = re.compile(r"^tournament \S+: .*?(\d+) games \((\d+) already played, (\d+) to play\)")
 MIB = 1024 * 1024
+#: The games played at which the memory figure gives the RSS (those the run reaches).
+_MILESTONES = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000)
 #: The parts of the bench, for --only.
 PARTS = ("memory", "schedule", "report", "ratings", "live")
 
@@ -431,6 +435,10 @@ def fill_store(settings: RunSettings, start: int = 0, stop: int | None = None) -
             writer.close()
         if writer.error is not None:
             raise writer.error
+        if stop is None or stop >= length:
+            # The whole schedule is recorded: as a run that played its last game says so.
+            identity = schedule_identity(settings, players, [(m.name, rows[m.name].hash) for m in manifests])
+            store.mark_schedule_played(tid, identity, length, counted=False)  # as a run that played games
     return recorded, length
 
 
@@ -470,18 +478,24 @@ def measure_memory(bots: Path, results: Path, games: int) -> tuple[list[Figure],
     ratio = at_end / at_ref if at_ref and at_end else None
     slope = _slope(during)
     full = total >= 100_000
+    # RSS at 1,000 games, 2,000, 5,000, 10,000 … and at the last game.
+    marks = [m for m in _MILESTONES if ref <= m < total] + [total]
+    by_games = {m: next((r for d, r in during if d >= m), None) for m in marks}
+    milestones = {f"{m:,}": _mib(r) for m, r in by_games.items() if r is not None}
     figures = [
         Figure(
             "memory flat", None if ratio is None else round(ratio, 3), f"RSS after {total:,} ÷ after {ref:,} games",
             "≤ 1.10 at 100,000 games", (ratio <= 1.10) if full and ratio is not None else None,
             f"{_mib(at_ref or 0)} → {_mib(at_end or 0)} MiB; {slope or 0:,.0f} bytes per game; "
-            f"peak {_mib(cmd.peak)} MiB (with the end-of-run report)" + ("" if full else "; the target is at --games 100000"),
+            f"peak {_mib(cmd.peak)} MiB (with the end-of-run report); MiB by games: "
+            + ", ".join(f"{k} {v}" for k, v in milestones.items())
+            + ("" if full else "; the target is at --games 100000"),
         )
     ]
     details = {
         "games": total, "reference_games": ref, "rss_reference_mib": _mib(at_ref or 0), "rss_end_mib": _mib(at_end or 0),
         "bytes_per_game": None if slope is None else round(slope), "peak_mib": _mib(cmd.peak), "seconds": round(cmd.seconds, 1),
-        "end_of_run_s": round(cmd.seconds - last_game[0], 2),
+        "end_of_run_s": round(cmd.seconds - last_game[0], 2), "rss_by_games_mib": milestones,
     }
     return figures, details
 
@@ -581,6 +595,9 @@ def measure_stores(
     ]
     resume = run_arena(run_args(full))
     _check(resume, "arena run (resume)")
+    # The first re-run counts the games the last run's writer committed; a second one reads a count.
+    again = run_arena(run_args(full))
+    _check(again, "arena run (resume, again)")
     planned = resume.first(_PLANNED)
     m = _PLANNED.search(planned[2]) if planned else None
     total = full.games or 0
@@ -590,12 +607,24 @@ def measure_stores(
         Figure(
             "resume instant", round(resume.seconds, 2), f"s for arena run with nothing to play, {total:,} games stored",
             "< 2 s at 100,000", (resume.seconds < 2) if at_full and left == 0 else None if left == 0 else False,
-            (f"{n_bots} bots started in {planned[0]:.1f} s" if planned else "")
+            (f"{sum(1 for _, _, line in resume.lines if line.startswith('✓ '))} of {n_bots} bots started, "
+             f"planned at {planned[0]:.2f} s" if planned else "")
+            + f"; a second re-run {again.seconds:.2f} s"
             + ("" if left == 0 else f"; it found {left} games still to play: the stored games do not match the run's")
             + ("" if at_full else "; the target is at --stored 100000"),
         )
     )
-    details["resume"] = {"seconds": round(resume.seconds, 2), "to_play": left, "planned_at_s": round(planned[0], 2) if planned else None}
+    # The run's own part (run_tournament: the bots' manifests, the store's record, the plan) as
+    # the run says it took, apart from the interpreter's start and the leaderboard and report after it.
+    ended = resume.first(_RUN_DONE)
+    run_m = _RUN_DONE.search(ended[2]) if ended else None
+    details["resume"] = {
+        "seconds": round(resume.seconds, 2), "to_play": left, "planned_at_s": round(planned[0], 2) if planned else None,
+        "run_tournament_s": float(run_m.group(1)) if run_m else None,
+        "after_plan_s": round(resume.seconds - planned[0], 2) if planned else None,
+        "bots_started": sum(1 for _, _, line in resume.lines if line.startswith("✓ ")),
+        "again_s": round(again.seconds, 2),
+    }
     return figures, details
 
 

@@ -83,7 +83,9 @@ def run_command(
         finally:
             reporter.close()
         report = None
-        with open_store(settings.results, create=False) as store:
+        # The run checked the database when it opened it, under the lock still held: not again
+        # (PRAGMA quick_check reads the whole file, seconds at 100,000 games).
+        with open_store(settings.results, create=False, check=False) as store:
             st = standings(store, summary.tournament_id, anchor=anchor_pair)
             write_leaderboard_files(st, settings.results)
             if not no_report:

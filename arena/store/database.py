@@ -695,6 +695,103 @@ class Store:
             self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('deal_key', ?)", (key.hex(),))
         return key
 
+    # -- a run's bookkeeping of a schedule (arena.tournament.runner) -----------------------
+
+    @_reading
+    def find_bots(self, identities: Iterable[tuple[str, str]]) -> dict[tuple[str, str], BotRow]:
+        """The rows of these bot versions ``(name, content hash)`` that are known, read only
+        (:meth:`bot` adds one on first sight)."""
+        wanted = set(identities)
+        rows = self._conn.execute("SELECT id, name, version, hash, path FROM bots").fetchall() if wanted else []
+        found = (BotRow(*r) for r in rows)
+        return {(b.name, b.hash): b for b in found if (b.name, b.hash) in wanted}
+
+    @_guarded
+    def possible_games(self, *, players: int, variant: str, rules: str, time_settings: str, bot_ids: Iterable[int]) -> int:
+        """How many complete games of this format, rules and time settings (as recorded:
+        JSON with sorted keys) sat only these bots: at least as many as a schedule among
+        them finds in the store, so that a run that has found that many looks no further."""
+        ids = sorted(set(bot_ids))
+        if not ids:
+            return 0
+        marks = ",".join("?" * len(ids))
+        return self._conn.execute(
+            "SELECT count(*) FROM games g WHERE g.status = 'complete' AND g.players = ? AND g.variant = ? "
+            "AND g.rules = ? AND g.time_settings = ? AND NOT EXISTS (SELECT 1 FROM game_seats s "
+            f"WHERE s.game_id = g.id AND s.bot_id NOT IN ({marks}))",
+            [players, variant, rules, time_settings, *ids],
+        ).fetchone()[0]
+
+    @_guarded
+    def tournament_games_among(self, tournament_id: str, bot_ids: Iterable[int]) -> int:
+        """How many complete games of this tournament sat only these bots."""
+        ids = sorted(set(bot_ids))
+        if not ids:
+            return 0
+        marks = ",".join("?" * len(ids))
+        return self._conn.execute(
+            "SELECT count(*) FROM tournament_games t JOIN games g ON g.id = t.game_id WHERE t.tournament_id = ? "
+            "AND g.status = 'complete' AND NOT EXISTS (SELECT 1 FROM game_seats s "
+            f"WHERE s.game_id = g.id AND s.bot_id NOT IN ({marks}))",
+            [tournament_id, *ids],
+        ).fetchone()[0]
+
+    @_reading
+    def schedule_played(self, tournament_id: str) -> tuple[str, int, int | None] | None:
+        """What :meth:`mark_schedule_played` recorded of this tournament: ``(identity, games,
+        linked)`` (``linked`` None: not counted yet), or None."""
+        row = self._conn.execute(
+            "SELECT identity, games, linked FROM schedules_played WHERE tournament_id = ?", (tournament_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        identity, games, linked = row
+        if not isinstance(identity, str) or not isinstance(games, int) or not isinstance(linked, int | None):
+            raise ValueError(f"schedules_played row of {tournament_id!r}: {row!r}")
+        return identity, games, linked
+
+    @_guarded
+    def mark_schedule_played(self, tournament_id: str, identity: str, games: int, *, counted: bool) -> None:
+        """Record that a run found or played every one of the ``games`` games of the
+        tournament's schedule, as ``identity`` names it (its settings and bots). A claim to
+        check before it is trusted: with ``counted`` (every game is committed now), with the
+        number of games linked to the tournament now, which any game lost since lowers
+        (:meth:`linked_games`); without (the writer has games to commit yet), with none, and
+        the next run counts the games themselves (:meth:`tournament_games_among`), then
+        :meth:`count_schedule_played`."""
+        with self._tx():
+            linked = self.linked_games(tournament_id) if counted else None
+            self._conn.execute(
+                "INSERT OR REPLACE INTO schedules_played (tournament_id, identity, games, linked, recorded) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (tournament_id, identity, games, linked, _now()),
+            )
+
+    @_guarded
+    def count_schedule_played(self, tournament_id: str) -> None:
+        """Put the number of games linked to the tournament now in its record (its games
+        were just counted and found complete)."""
+        with self._tx():
+            self._conn.execute(
+                "UPDATE schedules_played SET linked = ? WHERE tournament_id = ?",
+                (self.linked_games(tournament_id), tournament_id),
+            )
+
+    @_guarded
+    def linked_games(self, tournament_id: str) -> int:
+        """How many games (of any status) are linked to the tournament: read from its index
+        alone. A game deleted takes its link with it."""
+        return self._conn.execute(
+            "SELECT count(*) FROM tournament_games WHERE tournament_id = ?", (tournament_id,)
+        ).fetchone()[0]
+
+    @_guarded
+    def forget_schedule_played(self, tournament_id: str) -> None:
+        """Drop what :meth:`mark_schedule_played` recorded: a run that may change the
+        tournament's games starts."""
+        with self._tx():
+            self._conn.execute("DELETE FROM schedules_played WHERE tournament_id = ?", (tournament_id,))
+
     def close(self) -> None:
         self._conn.close()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from arena.store.errors import StoreError, rebuild_hint
 
 APPLICATION = "sushigo-arena"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Migrations, in order: MIGRATIONS[i] takes the schema from version i to i + 1.
 MIGRATIONS: list[str] = [
@@ -111,6 +111,18 @@ MIGRATIONS: list[str] = [
         BEGIN UPDATE results_changes SET count = count + 1 WHERE id = 1; END;
     CREATE TRIGGER IF NOT EXISTS tournament_games_deleted AFTER DELETE ON tournament_games
         BEGIN UPDATE results_changes SET count = count + 1 WHERE id = 1; END;
+    """,
+    # 4: a tournament whose every scheduled game a run found or played, and what that run was
+    # (a digest of its settings and its bots' names and content hashes), so that running it
+    # again with the same bots and settings says so without starting a bot (arena.tournament.runner).
+    """
+    CREATE TABLE IF NOT EXISTS schedules_played (
+        tournament_id TEXT PRIMARY KEY,
+        identity TEXT NOT NULL,
+        games INTEGER NOT NULL,
+        linked INTEGER,
+        recorded TEXT NOT NULL
+    );
     """,
 ]
 

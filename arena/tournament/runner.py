@@ -2,22 +2,30 @@
 
 What a run does, in order:
 
+0. if the last run of this tournament found or made every game of its schedule, with these
+   very bots (names and content hashes, as found by :func:`discover_bots`, every one of them
+   started then) and settings, and the tournament still holds as many complete games as it
+   did then, it says so at once: no bot is built or started, no writer either;
 1. finds every bot in the bots folder (bad manifests and duplicate names are reported
    and skipped), builds those with a ``build`` step (cached by content hash), and runs
    each one's handshake; a bot that cannot be built, started or understood is reported
    and skipped, the others play on;
-2. makes the schedule (:mod:`arena.tournament.schedule`) and gives every game its id: a hash of
+2. walks the schedule (:mod:`arena.tournament.schedule`), made a game at a time, in chunks
+   (:class:`_Walk`), and gives every game its id: a hash of
    what decides the game (rules version, variant, deal seed, each seat's bot as its
    name and content hash, time settings), not of the tournament, so a game already in
    the store, from this run killed half-way or from any earlier run, is never played
-   again, and two seatings are two games even of bots with identical files;
+   again, and two seatings are two games even of bots with identical files; neither the
+   schedule nor its ids are ever held whole;
 3. records from its replay file any game a killed run wrote but did not commit, then
    hands the missing games, as game jobs, to an executor (:mod:`arena.executors`): the
    local one plays them ``jobs`` at a time, reusing bot processes across games but
    never within a duplicate set (each bot keeps one process per game of a set), the
    Dask one (``--cluster``) as tasks on many machines; each finished game is handed to
    the one writer, a process of its own (:mod:`arena.store.writer`): replay file first,
-   then the database rows;
+   then the database rows; once every game of the schedule is found or played, that is
+   recorded for step 0 (:meth:`~arena.store.database.Store.mark_schedule_played`), which
+   counts the games in the store again before it trusts it;
 4. on Ctrl-C (SIGINT) or SIGTERM: the games in flight are abandoned (not recorded),
    the finished ones are kept, every bot process ends, and running the same command
    again resumes.
@@ -31,12 +39,17 @@ Nothing here prints: progress goes to a :class:`~arena.tournament.progress.Repor
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import functools
+import hashlib
+import itertools
+import json
 import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -47,7 +60,8 @@ from arena.bots import BotError
 from arena.bots.build import build_in_thread
 from arena.bots.manifest import BotManifest, discover_bots
 from arena.bots.prepare import prepare_bot
-from arena.engine import GameConfig
+from arena import __version__
+from arena.engine import RULES_VERSION, GameConfig
 from arena.errors import ArenaError
 from arena.executors.jobs import Executor, GameJob, SeatBot
 from arena.executors.local import LocalExecutor, open_local_executor
@@ -63,11 +77,17 @@ from arena.store.opening import open_store
 from arena.store.rows import game_row
 from arena.store.writer import StoreWriter
 from arena.tournament.progress import Entrant, Plan, Reporter, RunSummary, SilentReporter, Skipped
-from arena.tournament.schedule import ScheduledGame, games_cap, games_per_set, make_schedule
+from arena.tournament.schedule import ScheduledGame, games_cap, games_per_set, iter_schedule, schedule_games
 from arena.tournament.settings import SEATINGS, RunSettings, default_jobs, default_sandbox
 
-# -- game ids ---------------------------------------------------------------------------
-
+#: The games of the schedule looked up in the store at once (their ids in one query).
+CHUNK = 4096
+#: The first chunk's size (each next one twice the last, up to CHUNK).
+FIRST_CHUNK = 256
+#: At most this many games to play are kept while the store is searched before the first game.
+AHEAD = 8 * CHUNK
+#: A run's summary keeps the reasons of this many void games (and counts them all).
+VOID_EXAMPLES = 20
 
 # -- running ----------------------------------------------------------------------------
 
@@ -111,6 +131,21 @@ def run_tournament(
             store.close()
 
 
+def schedule_identity(settings: RunSettings, players: int, bots: Iterable[tuple[str, str]]) -> str:
+    """What decides a tournament's schedule and its games' ids, as one digest: the arena and
+    rules versions, the schedule's settings (format, deals, seatings, cap, seed, gauntlet,
+    time) and every entrant's ``(name, content hash)`` (of its sources, for a bot with a
+    build step). The store's deal key, the rest, is the store's own and never changes. What
+    :meth:`~arena.store.database.Store.mark_schedule_played` records a schedule by."""
+    doc = {
+        "arena": __version__,
+        "rules": RULES_VERSION,
+        "schedule": settings.schedule_config(players),
+        "bots": sorted([name, content_hash] for name, content_hash in bots),
+    }
+    return hashlib.blake2b(json.dumps(doc, sort_keys=True).encode(), digest_size=16).hexdigest()
+
+
 class _Run:
     def __init__(
         self,
@@ -141,6 +176,17 @@ class _Run:
         for sk in self.skipped:
             self.rep.bot_skipped(sk)
         ts = self.s.time
+        if self.s.players is not None:  # a format that cannot be: said before any bot starts
+            try:
+                GameConfig(self.s.players, self.s.variant)
+            except ValueError as exc:
+                raise ArenaError(str(exc)) from None
+        # Nothing left to play (the last run found or made every game of this schedule, with
+        # these very bots): said without starting a bot or the writer.
+        summary = await trio.to_thread.run_sync(self._nothing_to_play)
+        if summary is not None:
+            summary.seconds = time.monotonic() - t0
+            return summary
         # The writer starts first, so that its start overlaps the bots': it is ready
         # when the games begin.
         self.writer = StoreWriter(self.s.results, self._frame, lock_fd=self.lock_fd) if self.s.record else _NullWriter()
@@ -150,13 +196,75 @@ class _Run:
             with trio.CancelScope(shield=True):  # every finished game reaches the store
                 await trio.to_thread.run_sync(self.writer.close)
 
+    def _identity(self, players: int, bots: Iterable[tuple[str, str]]) -> str:
+        return schedule_identity(self.s, players, bots)
+
+    def _nothing_to_play(self) -> RunSummary | None:
+        """The run's summary if every game of its schedule is in the store already, found
+        from the bots' manifests, the settings and the store alone; None if it may not be
+        (then the bots are started and the schedule walked, as ever). It is when the last
+        run of this tournament that went past its start recorded that it found or played
+        every game (:meth:`~arena.store.database.Store.mark_schedule_played`), that run had
+        these very bots, every one of them started, and these settings (a bot skipped then,
+        changed or added since is not in that record), and the store still holds them: the
+        first time, the tournament's complete games among these bots are counted (every one
+        of that run's games was committed, none was lost since), and the number of games
+        linked to it is kept; from then on, that number alone (read from an index) tells
+        that none was lost."""
+        if not self.s.record or len(self.manifests) < 2:
+            return None
+        players = self.s.format_players(len(self.manifests))
+        if len(self.manifests) < players:
+            return None
+        tid = self.s.tournament_id(players)
+        mine = [(m.name, m.content_hash) for m in self.manifests]
+        known = self.store.schedule_played(tid)
+        if known is None or known[0] != self._identity(players, mine):
+            return None
+        total = schedule_games(
+            len(self.manifests), players=players, deals=self.s.deals, seatings=self.s.seatings,
+            games=self.s.games, gauntlet=self.s.gauntlet,
+        )
+        rows = self.store.find_bots(mine)
+        if known[1] != total or len(rows) != len(mine):
+            return None
+        if known[2] is None:  # its run had games to commit yet: count them, once
+            if self.store.tournament_games_among(tid, [r.id for r in rows.values()]) != total:
+                return None
+            self.store.count_schedule_played(tid)
+        elif self.store.linked_games(tid) != known[2]:  # a game lost since (its link went with it)
+            return None
+        config = GameConfig(players, self.s.variant)
+        self.entrants = {m.name: Entrant(m, rows[(m.name, m.content_hash)], 0.0) for m in self.manifests}  # none started
+        self._register(tid, players, {**self.s.schedule_config(players), "bots_dir": str(self.s.bots_dir)}, keep=True)
+        summary = self._summary(tid, players, total)
+        summary.already = total
+        jobs = max(1, self.s.jobs or default_jobs(config.seats))
+        self.rep.planned(Plan(tid, players, self.s.variant.value, total, total, jobs, summary.games_note))
+        return summary
+
+    def _summary(self, tid: str, players: int, total: int) -> RunSummary:
+        names = sorted(self.entrants)
+        summary = RunSummary(
+            tournament_id=tid,
+            results=self.s.results,
+            players=players,
+            variant=self.s.variant.value,
+            entrants=[self.entrants[n] for n in names],
+            skipped=list(self.skipped),
+            total=total,
+            already=0,
+        )
+        cap = games_cap(
+            len(names), players=players, deals=self.s.deals, seatings=self.s.seatings, games=self.s.games,
+            gauntlet=self.s.gauntlet,
+        )
+        if cap is not None and cap.note:
+            summary.games_note = f"--games {cap.asked} comes to {cap.games} games: {cap.note}"
+        return summary
+
     async def _main(self, t0: float, ts: TimeSettings) -> RunSummary:
         assert self.writer is not None
-        if self.s.players is not None:  # a format that cannot be: said before any bot starts
-            try:
-                GameConfig(self.s.players, self.s.variant)
-            except ValueError as exc:
-                raise ArenaError(str(exc)) from None
         async with open_local_executor(jobs=self.s.jobs) as local:  # it plays the games here, and greets the bots in any case
             await self._enter_bots(local, ts)
             names = sorted(self.entrants)
@@ -176,53 +284,18 @@ class _Run:
             cfg = {**self.s.schedule_config(players), "bots_dir": str(self.s.bots_dir)}
             await trio.to_thread.run_sync(self._register, tid, players, cfg)
             try:
-                schedule = make_schedule(
-                    names,
-                    players=players,
-                    deals=self.s.deals,
-                    seatings=self.s.seatings,
-                    games=self.s.games,
-                    seed=self.s.seed,
-                    gauntlet=self.s.gauntlet,
-                    key=self.key,
-                )
+                walk = _Walk(self, config, tid, players)
             except ValueError as exc:
                 raise ArenaError(str(exc)) from None
-            ids = [game_id(config, g.seed, [seat_identity(b, self.entrants[b].row.hash) for b in g.seats], ts) for g in schedule]
-            if len(set(ids)) != len(ids):  # one id, one play, one row: never two games under one name
-                twice = next(g for g in ids if ids.count(g) > 1)
-                raise ArenaError(f"tournament {tid}: the schedule holds game {twice} twice (the same deal and seating)")
-            done_ids = await trio.to_thread.run_sync(self.store.completed_ids, ids)
-            set_of = {gid: g.set_id for g, gid in zip(schedule, ids, strict=True) if gid in done_ids}
-            await trio.to_thread.run_sync(self.store.link_games, tid, sorted(done_ids), set_of)
-            todo = [(g, gid) for g, gid in zip(schedule, ids, strict=True) if gid not in done_ids]
-            recovered: set[str] = set()
-            if self.s.record and todo:
-                recovered = await trio.to_thread.run_sync(self._recover, tid, config, todo)
-                todo = [(g, gid) for g, gid in todo if gid not in recovered]
+            summary = self._summary(tid, players, walk.total)
+            await walk.look_ahead(summary)
+            left = summary.total - summary.already
             jobs = self.s.jobs or default_jobs(config.seats)
-            jobs = max(1, min(jobs, len(todo))) if todo else max(1, jobs)
+            jobs = max(1, min(jobs, left)) if left else max(1, jobs)
             # A process never plays two games of one duplicate set (play_game restarts it);
             # a bot keeps as many processes as a set has games (up to the players, plus one per
             # extra job), each playing one game of every set, so that steady play restarts none.
             local.processes_per_bot = min(games_per_set(players, self.s.seatings), players) + jobs - 1
-            summary = RunSummary(
-                tournament_id=tid,
-                results=self.s.results,
-                players=players,
-                variant=self.s.variant.value,
-                entrants=[self.entrants[n] for n in names],
-                skipped=list(self.skipped),
-                total=len(schedule),
-                already=len(schedule) - len(todo),
-                recovered=len(recovered),
-            )
-            cap = games_cap(
-                len(names), players=players, deals=self.s.deals, seatings=self.s.seatings, games=self.s.games,
-                gauntlet=self.s.gauntlet,
-            )
-            if cap is not None and cap.note:
-                summary.games_note = f"--games {cap.asked} comes to {cap.games} games: {cap.note}"
             plan = Plan(tid, players, self.s.variant.value, summary.total, summary.already, jobs, summary.games_note)
             if self.s.cluster is None:  # a cluster run reports it once the cluster's size is known
                 self.rep.planned(plan)
@@ -230,9 +303,21 @@ class _Run:
             await trio.to_thread.run_sync(make_replay_folders, self.s.results)
             try:
                 if self.s.cluster is None:
-                    await self._play_all(local, jobs, config, tid, todo, summary)
+                    await self._play_all(local, jobs, config, tid, walk, summary)
                 else:
-                    await self._play_on_cluster(local, config, tid, todo, summary, plan)
+                    await self._play_on_cluster(local, config, tid, walk, summary, plan)
+                if self.s.record and not summary.interrupted and self.writer.error is None and summary.done == summary.total:
+                    # Every game of the schedule is found or handed to the writer: the next run
+                    # with these bots need start none. Recorded now, while the writer lives (its
+                    # connection's end may fold the log into the database: no write of this
+                    # process follows it); a run that played games leaves them to the next
+                    # run to count, as the writer may not have committed its last ones yet.
+                    identity = self._identity(players, [(e.name, e.row.hash) for e in self.entrants.values()])
+                    await trio.to_thread.run_sync(
+                        functools.partial(
+                            self.store.mark_schedule_played, tid, identity, summary.total, counted=summary.played == 0
+                        )
+                    )
             finally:
                 with trio.CancelScope(shield=True):  # every finished game reaches the store
                     await trio.to_thread.run_sync(self.writer.close)
@@ -248,8 +333,13 @@ class _Run:
         summary.seconds = time.monotonic() - t0
         return summary
 
-    def _register(self, tid: str, players: int, cfg: Mapping[str, Any]) -> None:
+    def _register(self, tid: str, players: int, cfg: Mapping[str, Any], *, keep: bool = False) -> None:
+        """The tournament and this run's entrants in the store. Unless ``keep`` (a run that
+        plays nothing), what an earlier run recorded of the whole schedule being played is
+        dropped first: until this run has found or made every game, the next one must look."""
         self.store.tournament(tid, players, self.s.variant.value, cfg)
+        if not keep:
+            self.store.forget_schedule_played(tid)
         self.store.set_entrants(
             tid, [e.row for e in self.entrants.values()], [(k.name, k.path, k.reason) for k in self.skipped]
         )
@@ -287,49 +377,36 @@ class _Run:
         self.skipped.append(sk)
         self.rep.bot_skipped(sk)
 
-    def _jobs(self, config: GameConfig, todo: Sequence[tuple[ScheduledGame, str]]) -> list[GameJob]:
-        """The games to play as the executors take them (each bot known by its seat)."""
-        return [
-            GameJob(gid, tuple(self.seats[name] for name in game.seats), game.seed, config, self.s.time, card_ids(self.key, gid))
-            for game, gid in todo
-        ]
-
     async def _play_all(
         self,
         executor: Executor,
         concurrency: int | None,
         config: GameConfig,
         tid: str,
-        todo: list[tuple[ScheduledGame, str]],
+        walk: _Walk,
         summary: RunSummary,
     ) -> None:
-        """Play ``todo`` through ``executor``, handing each finished game to the one
-        writer and to the reporter; on SIGINT or SIGTERM, the games in flight are
-        abandoned and the run is marked interrupted."""
-        games = {gid: game for game, gid in todo}
-        done = summary.already
-
+        """Play the games the walk finds missing through ``executor``, handing each finished
+        game to the one writer and to the reporter; on SIGINT or SIGTERM, the games in
+        flight are abandoned and the run is marked interrupted."""
         writer = self.writer
         assert writer is not None
 
         def finished(job: GameJob, record: GameRecord) -> None:
-            nonlocal done
-            game = games[job.game_id]
+            game = walk.pending.pop(job.game_id)
             writer.submit(tid, game, record, config)
             if record.status == "void":
                 summary.void += 1
-                summary.void_reasons.append(f"game {job.game_id}: {record.void_reason.splitlines()[0]}")
+                if len(summary.void_reasons) < VOID_EXAMPLES:
+                    summary.void_reasons.append(f"game {job.game_id}: {record.void_reason.splitlines()[0]}")
             else:
                 summary.played += 1
-                done += 1
-            self.rep.game_done(game, record, done, summary.total)
+            self.rep.game_done(game, record, summary.done, summary.total)
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._watch_signals, nursery.cancel_scope, summary, executor)
             # The store failed: no new game starts; the error is raised once all have stopped.
-            await executor.play(
-                self._jobs(config, todo), finished, concurrency=concurrency, keep_going=lambda: writer.error is None
-            )
+            await executor.play(walk.jobs(summary), finished, concurrency=concurrency, keep_going=lambda: writer.error is None)
             nursery.cancel_scope.cancel()  # all played: stop watching signals
 
     async def _play_on_cluster(
@@ -337,12 +414,12 @@ class _Run:
         local: LocalExecutor,
         config: GameConfig,
         tid: str,
-        todo: list[tuple[ScheduledGame, str]],
+        walk: _Walk,
         summary: RunSummary,
         plan: Plan,
     ) -> None:
-        """Play ``todo`` on the run's cluster; the plan is reported once the cluster is
-        known (its games at once replace the local ``jobs``)."""
+        """Play the games the walk finds missing on the run's cluster; the plan is reported
+        once the cluster is known (its games at once replace the local ``jobs``)."""
         from arena.executors.cluster import (
             ClusterLostError,
             DaskExecutor,
@@ -352,7 +429,7 @@ class _Run:
 
         require_dask()
         target = parse_cluster(self.s.cluster or "")
-        if not todo:  # everything is in the store already: no cluster needed
+        if summary.done == summary.total:  # everything is in the store already: no cluster needed
             self.rep.planned(plan)
             return
         await local.release("the games are played on a cluster")  # started only to greet the bots
@@ -367,7 +444,7 @@ class _Run:
             target, self.sandbox, local_cache=self.s.results.resolve() / "worker-cache", on_ready=ready
         )
         try:
-            await self._play_all(executor, self.s.jobs, config, tid, todo, summary)
+            await self._play_all(executor, self.s.jobs, config, tid, walk, summary)
         except ClusterLostError as exc:
             raise ArenaError(
                 f"lost the Dask scheduler at {exc.scheduler} ({summary.done} games of {summary.total} are in the "
@@ -429,6 +506,131 @@ class _Run:
 
     def _new_game(self, game: ScheduledGame, record: GameRecord, config: GameConfig) -> NewGame:
         return game_row(record, game.set_id, [self.entrants[name].row.id for name in game.seats], time_dict(self.s.time))
+
+
+def _batches(games: Iterable[ScheduledGame], size: int) -> Iterator[list[ScheduledGame]]:
+    """``games`` in lists of ``size``, the first ones smaller (from :data:`FIRST_CHUNK`,
+    doubling), so that the first game waits for a few ids only."""
+    it = iter(games)
+    n = min(size, FIRST_CHUNK)
+    while chunk := list(itertools.islice(it, n)):
+        yield chunk
+        n = min(size, 2 * n)
+
+
+class _Walk:
+    """A run's schedule, walked once in schedule order, :data:`CHUNK` games at a time: each
+    chunk's game ids, one look-up in the store of which are complete (linked to the
+    tournament), the recovery of those a killed run wrote but did not commit, and the rest
+    handed to the executor as jobs, lazily (:meth:`jobs`). Neither the schedule nor its ids
+    are ever held whole: what is held is one chunk, the games handed out and not yet
+    finished (:attr:`pending`), and what :meth:`look_ahead` found to play (at most
+    :data:`AHEAD` games)."""
+
+    def __init__(self, run: _Run, config: GameConfig, tid: str, players: int) -> None:
+        self.run = run
+        self.config = config
+        self.tid = tid
+        self.names = sorted(run.entrants)
+        s = run.s
+        self._args: dict[str, Any] = {
+            "players": players, "deals": s.deals, "seatings": s.seatings, "games": s.games, "seed": s.seed,
+            "gauntlet": s.gauntlet, "key": run.key,
+        }
+        # iter_schedule checks its arguments at once (a ScheduleError, a ValueError), then makes the games as asked.
+        self._chunks = _batches(iter_schedule(self.names, **self._args), CHUNK)
+        self.total = schedule_games(
+            len(self.names), players=players, deals=s.deals, seatings=s.seatings, games=s.games, gauntlet=s.gauntlet
+        )
+        self._identity = {n: seat_identity(n, run.entrants[n].row.hash) for n in self.names}
+        self._ahead: collections.deque[tuple[ScheduledGame, str]] = collections.deque()
+        self._looked = 0  # games of the schedule looked up by look_ahead
+        self._resume_at: int | None = None  # where the walk goes on after what look_ahead holds (None: where it stopped)
+        #: The games handed to the executor and not yet finished, by id.
+        self.pending: dict[str, ScheduledGame] = {}
+
+    async def look_ahead(self, summary: RunSummary) -> None:
+        """Walk the schedule before the first game until every stored game it can hold is
+        found (the store's count of complete games of the format and time settings among
+        these bots, :meth:`~arena.store.database.Store.possible_games`), so that the plan
+        says how many are played already: for a new tournament, at once; for a resumed one,
+        as far as its last stored game. The games to play found on the way are kept for
+        :meth:`jobs`, up to :data:`AHEAD`; past that, the walk takes them up again from the
+        first one it did not keep."""
+        run = self.run
+        ts = run.s.time
+        possible = await trio.to_thread.run_sync(
+            functools.partial(
+                run.store.possible_games, players=self.config.players, variant=self.config.variant.value,
+                rules=RULES_VERSION, time_settings=json.dumps(time_dict(ts), sort_keys=True),
+                bot_ids=[e.row.id for e in run.entrants.values()],
+            )
+        )
+        found = 0
+        while found < possible:
+            chunk = await trio.to_thread.run_sync(next, self._chunks, None)
+            if chunk is None:
+                break
+            todo, done, recovered = await trio.to_thread.run_sync(self._look_up, chunk)
+            found += done
+            summary.already += done + recovered
+            summary.recovered += recovered
+            if self._resume_at is None:
+                if len(self._ahead) + len(todo) <= AHEAD:
+                    self._ahead.extend(todo)
+                else:
+                    self._resume_at = self._looked
+            self._looked += len(chunk)
+
+    def jobs(self, summary: RunSummary) -> Iterator[GameJob]:
+        """The games to play, in schedule order, as the executor takes them; the games of
+        the chunks looked up now (not ahead) that are in the store are counted in
+        ``summary`` as they are found."""
+        while self._ahead:
+            yield self._job(*self._ahead.popleft())
+        if self._resume_at is None:
+            chunks, at = self._chunks, self._looked
+        else:  # the walk again from the first game to play not kept: those before are in hand
+            rest = itertools.islice(iter_schedule(self.names, **self._args), self._resume_at, None)
+            chunks, at = _batches(rest, CHUNK), self._resume_at
+        for chunk in chunks:
+            todo, done, recovered = self._look_up(chunk)
+            if at >= self._looked:  # (a chunk look_ahead saw is counted already)
+                summary.already += done + recovered
+                summary.recovered += recovered
+            at += len(chunk)
+            for game, gid in todo:
+                yield self._job(game, gid)
+
+    def _job(self, game: ScheduledGame, gid: str) -> GameJob:
+        """A game to play as the executors take it (each bot known by its seat)."""
+        run = self.run
+        self.pending[gid] = game
+        return GameJob(gid, tuple(run.seats[name] for name in game.seats), game.seed, self.config, run.s.time, card_ids(run.key, gid))
+
+    def _look_up(self, chunk: list[ScheduledGame]) -> tuple[list[tuple[ScheduledGame, str]], int, int]:
+        """One chunk's games to play (with their ids), how many of them are complete in the
+        store (now linked to the tournament) and how many were recorded from the replay files
+        of a killed run."""
+        run, ts = self.run, self.run.s.time
+        ids = [game_id(self.config, g.seed, [self._identity[b] for b in g.seats], ts) for g in chunk]
+        # One id, one play, one row: never two games under one name. A (table, deal) comes once
+        # in a schedule and the seatings of a set differ, so two games of two chunks could share
+        # an id only if two keyed 63-bit deal seeds did; a set repeated by mistake is caught here.
+        if len(set(ids)) != len(ids):
+            twice = next(g for g in ids if ids.count(g) > 1)
+            raise ArenaError(f"tournament {self.tid}: the schedule holds game {twice} twice (the same deal and seating)")
+        done = run.store.completed_ids(ids)
+        if done:
+            set_of = {gid: g.set_id for g, gid in zip(chunk, ids, strict=True) if gid in done}
+            run.store.link_games(self.tid, sorted(done), set_of)
+        todo = [(g, gid) for g, gid in zip(chunk, ids, strict=True) if gid not in done]
+        recovered: set[str] = set()
+        if run.s.record and todo:
+            recovered = run._recover(self.tid, self.config, todo)
+            if recovered:
+                todo = [(g, gid) for g, gid in todo if gid not in recovered]
+        return todo, len(done), len(recovered)
 
 
 class _NullWriter:

@@ -203,7 +203,7 @@ def test_a_schema_2_database_gets_the_standings_cache_and_its_change_count(tmp_p
         conn.execute(f"INSERT INTO game_seats VALUES ('old', {seat}, 1, 10, 0, 1, 0, '{{}}', 1.0, 2.0, NULL, NULL)")
     conn.close()
     with open_store(tmp_path) as store:
-        assert store._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+        assert store._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
         assert [g.id for g in store.games("t")] == ["old"]
         key = store.standings_key("t")
         assert key == (1, 1, 0) and store.standings_key(None) == (1, 1, 0)
