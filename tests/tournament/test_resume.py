@@ -230,8 +230,8 @@ def test_a_run_that_stops_short_leaves_no_record(league: tuple[RunSettings, Path
     real = runner.LocalExecutor.play_one
     played: list[str] = []
 
-    async def void_the_last(self: Any, job: Any) -> Any:
-        record = await real(self, job)
+    async def void_the_last(self: Any, job: Any, *args: Any) -> Any:
+        record = await real(self, job, *args)
         played.append(job.game_id)
         if len(played) == 6:
             record.replay.status = "void"  # as a game voided by the host's failure is recorded
