@@ -328,13 +328,15 @@ class Figures:
         together = sorted(
             ((keys[a], keys[b]), cell) for a, against in self.together.items() for b, cell in against.items()
         )
+        by_bot: dict[str, list[tuple[str, list[float]]]] = {}
+        for (a, b), cell in together:
+            by_bot.setdefault(a, []).append((b, cell))
         details: dict[str, dict[str, Any]] = {}
         for n in sorted(self.seat_rows, key=keys.__getitem__):
             key = keys[n]
             opponents = {}
-            for (a, b), (count, mine, theirs) in together:
-                if a != key:
-                    continue
+            for b, (count, mine, theirs) in by_bot.get(key, []):
+                a = key
                 w, d, lo = h2h.get((a, b), (0.0, 0.0, 0.0))
                 opponents[b] = {
                     "pairs": int(count), "wins": w, "draws": d, "losses": lo,
