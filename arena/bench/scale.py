@@ -20,7 +20,8 @@ arena's bookkeeping, not the bots or their confinement.
   ``stored`` games (and another with a quarter of them), its report written, then ``k``
   more games added, twice (``k`` from ``added``): the time of ``arena report`` after each
   addition. The end of a run is this (the standings and the report) plus the
-  leaderboard files.
+  leaderboard files. Then ``arena report`` once more with nothing new: its wall time and
+  the time it says the report took (the interpreter's start-up aside).
 - **resume instant**: ``arena run`` again with the same arguments on the full store of
   ``report_bots`` bots, nothing left to play: the whole command's wall time, report included.
 - **ratings fast**: ``arena leaderboard`` on a store of ``stored`` games among ``bots`` bots
@@ -548,10 +549,21 @@ def measure_schedule(
     return figures, details
 
 
+_WRITTEN = re.compile(r"written in ([0-9.]+) s$")
+
+
 def _report(settings: RunSettings, tid: str) -> float:
+    return _report_command(settings, tid)[0]
+
+
+def _report_command(settings: RunSettings, tid: str) -> tuple[float, float | None]:
+    """``arena report``'s wall time, and the time it says the report took (its leaderboard
+    included, the interpreter's start-up not; to a tenth of a second)."""
     cmd = run_arena(["report", str(settings.results), "--tournament", tid])
     _check(cmd, "arena report")
-    return cmd.seconds
+    said = cmd.last(_WRITTEN.pattern)
+    m = _WRITTEN.search(said[2]) if said else None
+    return cmd.seconds, float(m.group(1)) if m else None
 
 
 def measure_stores(
@@ -563,6 +575,7 @@ def measure_stores(
     first_k, second_k = added
     sizes = (max(1, stored // 4), stored)
     cost: dict[int, tuple[float, float]] = {}
+    unchanged: dict[int, tuple[float, float | None]] = {}
     ks: dict[int, int] = {}
     full: RunSettings | None = None
     for size in sizes:
@@ -576,9 +589,11 @@ def measure_stores(
         after_first = _report(settings, tid)
         ks[size], _ = fill_store(settings, size + first_k)  # the rest: whole duplicate sets
         cost[size] = (after_first, _report(settings, tid))
+        unchanged[size] = _report_command(settings, tid)  # nothing new: found up to date
         details[f"store {size}"] = {
             "games": length, "filled_per_s": round(n / fill_s, 1), "first_report_s": round(first_report, 2),
             "added": [first_k, ks[size]], "report_after_added_s": [round(c, 2) for c in cost[size]],
+            "report_unchanged_s": round(unchanged[size][0], 2), "report_unchanged_said_s": unchanged[size][1],
         }
         full = settings
     assert full is not None
@@ -590,7 +605,8 @@ def measure_stores(
             "report incremental", round(s_ratio, 2), f"report time at {big:,} ÷ at {small:,} stored games, same k",
             "≤ 1.5 (grows with k, not the store)", s_ratio <= 1.5,
             f"k = {first_k} then {ks[big]}: {cost[small][0]:.1f}/{cost[small][1]:.1f} s at {small:,}, "
-            f"{cost[big][0]:.1f}/{cost[big][1]:.1f} s at {big:,}; k ratio {k_ratio:.2f}",
+            f"{cost[big][0]:.1f}/{cost[big][1]:.1f} s at {big:,}; k ratio {k_ratio:.2f}; with nothing new "
+            f"{unchanged[big][0]:.2f} s at {big:,} (the report itself: {unchanged[big][1]} s)",
         )
     ]
     resume = run_arena(run_args(full))

@@ -527,6 +527,78 @@ class Store:
             )
         return [GameRow(*h, seats=tuple(seats.get(h[0], ()))) for h in heads]
 
+    # -- what a report reads to update itself (cheap figures, then only the games after a row) --
+
+    @_reading
+    def report_marks(self, tournament_id: str, upto: int | None = None) -> tuple[int, int, str, list[tuple[int, str]]]:
+        """What tells a report of a tournament whether the store changed since it was made,
+        without reading the games: how many games the tournament lists, the store's last
+        game row (its rowid and game id: a store made again from its replays numbers them
+        anew) and every game row that is not complete (``(rowid, id)``, oldest first; of any
+        tournament, those up to ``upto`` if given). Index and table scans only, no join."""
+        linked = self._conn.execute(
+            "SELECT count(*) FROM tournament_games WHERE tournament_id = ?", (tournament_id,)
+        ).fetchone()[0]
+        last = self._conn.execute("SELECT rowid, id FROM games ORDER BY rowid DESC LIMIT 1").fetchone()
+        bound = "" if upto is None else " AND rowid <= ?"
+        others = self._conn.execute(
+            "SELECT rowid, id FROM games WHERE status != 'complete'" + bound + " ORDER BY rowid",
+            () if upto is None else (upto,),
+        ).fetchall()
+        return linked, last[0] if last else 0, last[1] if last else "", [(r, i) for r, i in others]
+
+    @_reading
+    def game_id_at(self, rowid: int) -> str | None:
+        """The id of the game in row ``rowid``, None if there is no such row."""
+        row = self._conn.execute("SELECT id FROM games WHERE rowid = ?", (rowid,)).fetchone()
+        return None if row is None else row[0]
+
+    @_reading
+    def seats_of_bots(self, bot_ids: Iterable[int], upto: int) -> int:
+        """How many seats of the game rows up to ``upto`` these bot versions hold (any tournament)."""
+        wanted = sorted(set(bot_ids))
+        total = 0
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            total += self._conn.execute(
+                f"SELECT count(*) FROM game_seats s JOIN games g ON g.id = s.game_id "
+                f"WHERE s.bot_id IN ({','.join('?' * len(chunk))}) AND g.rowid <= ?",
+                [*chunk, upto],
+            ).fetchone()[0]
+        return total
+
+    @_reading
+    def games_after(self, tournament_id: str, rowid: int) -> list[tuple[int, GameRow]]:
+        """The tournament's games (every status) in rows after ``rowid``, oldest first, each
+        with its rowid: what a report that saw the rows up to ``rowid`` has not read yet
+        (as :meth:`games` reads them, from a range of rows instead of the whole table)."""
+        member = "g.rowid > ? AND g.id IN (SELECT game_id FROM tournament_games WHERE tournament_id = ?)"
+        heads = self._conn.execute(
+            "SELECT g.rowid, g.id, g.status, g.set_id, g.seed, g.players, g.variant, g.duration_s, g.finished, "
+            "g.replay, g.void_reason FROM games g WHERE " + member + " ORDER BY g.rowid",
+            (rowid, tournament_id),
+        ).fetchall()
+        if not heads:
+            return []
+        bots = self.bots()
+        seats: dict[str, list[SeatRow]] = {}
+        for game_id, seat, bot_id, points, puddings, rank, autopilot, faults, mean_ms, max_ms, cpu_ms, peak_mb in (
+            self._conn.execute(
+                # (games first: the range of rows, then each one's seats by the seats' key)
+                "SELECT s.game_id, s.seat, s.bot_id, s.points, s.puddings, s.rank, s.autopilot, s.faults, s.mean_ms, "
+                "s.max_ms, s.cpu_ms, s.peak_mb FROM games g CROSS JOIN game_seats s ON s.game_id = g.id WHERE " + member
+                + " ORDER BY g.rowid, s.seat",
+                (rowid, tournament_id),
+            )
+        ):
+            seats.setdefault(game_id, []).append(
+                SeatRow(
+                    seat, bots[bot_id], points, puddings, rank, bool(autopilot), json.loads(faults), mean_ms, max_ms,
+                    cpu_ms, peak_mb,
+                )
+            )
+        return [(h[0], GameRow(*h[1:], seats=tuple(seats.get(h[1], ())))) for h in heads]
+
     @_reading
     def count_games(self, tournament_id: str | None = None) -> int:
         if tournament_id is None:
