@@ -22,7 +22,8 @@ from arena.game.replay import ReplayError, plain_name, read_replay
 from arena.report.viewer import REPORT_FORMAT, GameDataError, game_view
 from arena.text import visible_json
 from arena.store.database import BotRow, GameRow, Store, TournamentRow, replay_relpath
-from arena.tournament.ratings import _fit_pairs, pair_scores
+from arena.tournament.ratings import pair_scores
+from arena.tournament.ratings.fit import fit_pair_totals
 from arena.tournament.standings import (
     Standings,
     current_games,
@@ -116,7 +117,7 @@ def _elo_fit(h2h: dict[int, dict[int, list[float]]], seated: dict[int, int], key
                 pairs.append((number[a], number[b]))
                 wins_i.append(w + 0.5 * d)
                 wins_j.append(lo + 0.5 * d)
-    fit = _fit_pairs(
+    fit = fit_pair_totals(
         [keys[b] for b in order], pairs, wins_i, wins_j, prior_sd=600.0, mean=1500.0, anchor=None,
         start=None if start is None else {keys[b]: v for b, v in start.items()},
     )

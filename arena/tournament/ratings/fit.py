@@ -160,6 +160,30 @@ def fit_pairs(
     return dict(zip(bots, elos.tolist(), strict=True))
 
 
+def fit_pair_totals(
+    bots: Sequence[str],
+    pairs: Sequence[tuple[int, int]],
+    wins_i: Sequence[float],
+    wins_j: Sequence[float],
+    *,
+    prior_sd: float = 600.0,
+    mean: float = 1500.0,
+    anchor: tuple[str, float] | None = None,
+    start: Mapping[str, float] | None = None,
+) -> dict[str, float]:
+    """:func:`fit_pairs` of plain lists (pairs as ``(i, j)`` with ``i < j`` into ``bots``, in
+    name order, each pair's wins with a draw as half of one): for callers that keep their own
+    sums (the report's timeline), so that they need not know the fit's array layout."""
+    return fit_pairs(
+        bots,
+        np.array([i for i, _ in pairs], dtype=np.intp),
+        np.array([j for _, j in pairs], dtype=np.intp),
+        np.array(wins_i, dtype=np.float64),
+        np.array(wins_j, dtype=np.float64),
+        prior_sd=prior_sd, mean=mean, anchor=anchor, start=start,
+    )
+
+
 def fit_elo(
     games: ResultColumns | Iterable[GameResult],
     *,
