@@ -8,9 +8,8 @@ that all three see the same machine load): ``--jobs 1``, ``--jobs 2``, and ``--j
 recording nothing (the baseline for the store's cost). Reported, from the play phase
 only (after every bot's start):
 
-- games/s of each, and the scaling from 1 job to 2 (with 2 jobs, the run's process
-  plays one game at a time and a referee process the other: see
-  :mod:`arena.executors.referees`);
+- games/s of each, and the scaling from 1 job to 2 (with 2 jobs, each plays in a
+  referee process of its own: see :mod:`arena.executors.referees`);
 - the arena's CPU per game with 1 job and with 2 (its referee processes included, the
   bots not), and what each process costs a game: the run's own process (``main_``),
   the referee processes (``referee_``), the store's writer (``store_``) and the four
@@ -84,9 +83,9 @@ class TournamentBench:
     arena_cpu_ms_per_game_jobs1: float  # the same with --jobs 1 (the games played in the run's process)
     bots_cpu_ms_per_game: float | None  # the four bots' CPU per game, as the sandbox measured it
     bots_cpu_ms_per_game_jobs1: float | None
-    main_cpu_ms_per_game: float  # the run's own process, with --jobs 2 (it plays games too)
+    main_cpu_ms_per_game: float  # the run's own process, with --jobs 2 (it plays no game: it hands them out)
     main_cpu_ms_per_game_jobs1: float
-    referee_cpu_ms_per_game: float  # the referee process, with --jobs 2
+    referee_cpu_ms_per_game: float  # the two referee processes, with --jobs 2
     store_ms_per_game_jobs1: float  # writer CPU ms per game, with --jobs 1
     bot_start_ms: float  # CPU (arena + bot) of starting one bot process and ending it
 

@@ -1,11 +1,11 @@
 """Games played on this machine, ``concurrency`` at a time, by bot processes that are
-reused from game to game: one job at a time in this process, by the bot processes of one
-:class:`~arena.game.players.PlayerPool`; with more jobs at once, the others each in a
-referee process of its own (:mod:`arena.executors.referees`), so that the games use every
-core (one trio thread plays one game at a time, and the arena's own CPU per game is most
-of what an instant bot's game costs). This process keeps playing one of them: the bots it
-greeted play on (not a process started for nothing), and one referee process fewer is
-started, fed and ended.
+reused from game to game: with one job, in this process, by the bot processes of one
+:class:`~arena.game.players.PlayerPool`; with more, each job in a referee process of its
+own (:mod:`arena.executors.referees`), so that the games use every core (one trio thread
+plays one game at a time, and the arena's own CPU per game is most of what an instant
+bot's game costs). This process then only hands out jobs and takes in records: what it
+does for the run (the store's hand-off, the reporter, a live table) never delays a timed
+game.
 
 Process reuse is this executor's business: a process never plays two games of one
 deal (:func:`~arena.game.referee.play_game` would restart it), so a bot keeps up to
@@ -78,14 +78,13 @@ class _Dealer:
 async def open_local_executor(*, processes_per_bot: int = 1, jobs: int | None = None) -> AsyncIterator[LocalExecutor]:
     """A :class:`LocalExecutor` with a pool of its own: every bot process and referee
     process it started has ended when the block is left. ``jobs`` (the concurrency the
-    caller expects, if known) starts the referee processes it needs now (one fewer than
-    ``jobs``: this process plays too), so that their start overlaps the caller's (e.g.
-    greeting the bots) instead of the first games."""
+    caller expects, if known) starts that many referee processes now, so that their
+    start overlaps the caller's (e.g. greeting the bots) instead of the first games."""
     async with open_pool() as pool:
         local = LocalExecutor(pool, processes_per_bot=processes_per_bot)
         try:
             if jobs is not None and jobs >= 2:
-                local.referees = [RefereeProcess() for _ in range(jobs - 1)]
+                local.referees = [RefereeProcess() for _ in range(jobs)]
             yield local
         finally:
             await local.close_referees()
@@ -173,10 +172,14 @@ class LocalExecutor:
     ) -> None:
         at_once = max(1, concurrency or 1)
         dealer = _Dealer(jobs, at_once)  # consumed lazily, shared: each job goes to one worker
+        if at_once >= 2:
+            await self.release("the games are played in referee processes")  # the greeted ones are idle here
+            worker = self._referee_worker
+        else:
+            worker = self._worker
         async with trio.open_nursery() as games:
-            games.start_soon(self._worker, _jobs_of(dealer, 0), on_record, keep_going, at_once)  # this process plays too
-            for k in range(1, at_once):
-                games.start_soon(self._referee_worker, _jobs_of(dealer, k), on_record, keep_going, at_once)
+            for k in range(at_once):
+                games.start_soon(worker, _jobs_of(dealer, k), on_record, keep_going, at_once)
         await self.close_referees()  # started for more jobs than there were
 
     async def _worker(

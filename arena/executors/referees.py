@@ -1,6 +1,5 @@
 """Referee processes: the local executor's games played in processes of their own, one
-per job at once beyond the one the arena's process plays itself, so that games use every
-core (one trio thread cannot).
+per job at once, so that games use every core (one trio thread cannot).
 
 A referee process (``python -m arena.executors.referee_process JOBS_FD RECORDS_FD``,
 started by :class:`RefereeProcess`) runs its own trio loop and its own

@@ -30,7 +30,7 @@ def test_bench_tournament_reports_every_configuration(tmp_path: Path) -> None:
     # The referee processes' CPU is counted with 2 jobs: the games' own cost is in both.
     assert r.arena_cpu_ms_per_game_jobs1 > 0 and r.arena_cpu_ms_per_game > r.store_ms_per_game + 0.5
     # Per process: the run's own, the referee process and the writer add up to the arena's
-    # CPU; with 2 jobs both the run's process and the referee process play games.
+    # CPU; with 2 jobs the games are played in the referee processes.
     assert r.main_cpu_ms_per_game + r.referee_cpu_ms_per_game + r.store_ms_per_game == pytest.approx(r.arena_cpu_ms_per_game)
     assert r.main_cpu_ms_per_game_jobs1 + r.store_ms_per_game_jobs1 == pytest.approx(r.arena_cpu_ms_per_game_jobs1)
     assert r.referee_cpu_ms_per_game > 0 and r.main_cpu_ms_per_game > 0 and r.store_ms_per_game_jobs1 > 0

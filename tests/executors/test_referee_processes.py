@@ -1,5 +1,5 @@
-"""The local executor with more than one job: the run's process plays one job at a time,
-each other job a referee process of its own (arena.executors.referees). What one process guarantees holds across them: each job is
+"""The local executor with more than one job: each job in a referee process of its own
+(arena.executors.referees). What one process guarantees holds across them: each job is
 reported once, with its own game, the same game as played in one process (determinism);
 a bot's fault is reported as before; a referee process killed mid-run has its game
 reported void (never lost, never twice) and leaves no process behind; a hurried stop
@@ -145,8 +145,7 @@ def test_two_referee_processes_play_each_job_once_and_the_same_games_as_one_proc
         assert record.game_id == job.game_id and record.seed == job.seed
         assert record.bots == [s.name for s in job.seats]
         assert outcome(record) == alone[job.game_id]  # same seed and bots, same game
-        # ... and the same replay, byte for byte, but for what the clock measured
-        # (whichever process played it: the run's own or a referee process).
+        # ... and the same replay, byte for byte, but for what the clock measured.
         assert replay_bytes(record) == files[job.game_id]
     assert not processes_under(where / "build")
 
