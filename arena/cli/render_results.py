@@ -127,7 +127,12 @@ def _num(value: float | None) -> str:
 def h2h_table(st: Any) -> Table:
     keys = [r["key"] for r in st.rows]
     labels = {r["key"]: r["label"] for r in st.rows}
-    table = Table(title="Head to head: wins–draws–losses of the row bot against the column bot", title_justify="left")
+    los = st.h2h_los() if st.h2h is not None else {}
+    table = Table(
+        title="Head to head: wins–draws–losses of the row bot against the column bot, and the likelihood "
+        "that the row bot is the better (LOS)",
+        title_justify="left",
+    )
     table.add_column("")
     for k in keys:
         table.add_column(name_text(labels[k]), justify="center")
@@ -139,7 +144,7 @@ def h2h_table(st: Any) -> Table:
                 continue
             w, d, lo = st.h2h[a][b]
             style = "green" if w > lo else "red" if lo > w else ""
-            cells.append(Text(f"{w:g}–{d:g}–{lo:g}", style=style))
+            cells.append(Text(f"{w:g}–{d:g}–{lo:g}\nLOS {100 * los[a][b]:.0f}%", style=style))
         table.add_row(name_text(labels[a]), *cells)
     return table
 

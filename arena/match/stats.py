@@ -50,7 +50,6 @@ __all__ = [
     "estimate",
     "llr",
     "los",
-    "los_from_counts",
     "pair_unit",
     "parse_sprt",
     "seat_half_points",
@@ -385,18 +384,6 @@ def estimate(counts: Sequence[int]) -> Estimate:
 def los(counts: Sequence[int]) -> float:
     """The likelihood of superiority of B over A from the pairs' counts by cell."""
     return estimate(counts).los
-
-
-def los_from_counts(wins: float, draws: float, losses: float) -> float:
-    """The likelihood of superiority of a over b from their head-to-head counts: the
-    probability that a is the better, ``Phi((wins - losses) / sqrt(wins + losses))``
-    (draws say nothing of which is better); ½ with no decided game. For the
-    leaderboard's head-to-head table."""
-    del draws  # (in the signature so that a caller passes the triple as it has it)
-    decided = wins + losses
-    if decided <= 0:
-        return 0.5
-    return _phi((wins - losses) / math.sqrt(decided))
 
 
 # -- the sequential test -------------------------------------------------------------------

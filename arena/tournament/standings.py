@@ -29,7 +29,7 @@ from arena.errors import ArenaError
 from arena.store.database import BotRow, GameRow, Store, TournamentRow
 from arena.store.errors import StoreError, os_error_text, rebuild_hint
 from arena.text import LINE_LIMIT, NAME_LIMIT, plural, printable
-from arena.tournament.ratings import GameResult, ResultColumns, head_to_head, leaderboard, usage_by_bot
+from arena.tournament.ratings import GameResult, ResultColumns, head_to_head, leaderboard, los_from_counts, usage_by_bot
 
 #: A kept standings document larger than this is not read (a store's cache is no one's
 #: to trust: 200 bots' rows and head-to-head take about 1 MiB).
@@ -59,7 +59,15 @@ class Standings:
         }
         if self.h2h is not None:
             out["h2h"] = self.h2h
+            out["h2h_los"] = self.h2h_los()
         return out
+
+    def h2h_los(self) -> dict[str, dict[str, float]]:
+        """Per pair of bots of the head to head, the likelihood that the row bot is the better
+        (:func:`los_from_counts` of its wins, draws and losses against the column bot)."""
+        return {
+            a: {b: round(los_from_counts(*wdl), 4) for b, wdl in row.items()} for a, row in (self.h2h or {}).items()
+        }
 
 
 def results_of(games: Sequence[GameRow]) -> list[GameResult]:

@@ -16,7 +16,6 @@ from arena.match.stats import (
     cells,
     estimate,
     llr,
-    los_from_counts,
     pair_unit,
     parse_sprt,
     seat_half_points,
@@ -126,14 +125,6 @@ def test_estimate_of_known_counts() -> None:
     perfect = estimate([0, 0, 0, 0, 3])
     assert perfect.elo is None and perfect.los == 1.0  # no finite Elo for a perfect score
     assert estimate([0] * 5).pairs == 0
-
-
-def test_los_from_head_to_head_counts() -> None:
-    """For `arena leaderboard --h2h`: P(a better than b) from wins and losses; draws say nothing."""
-    assert los_from_counts(0, 3, 0) == 0.5
-    assert los_from_counts(10, 0, 10) == pytest.approx(0.5)
-    assert los_from_counts(60, 5, 40) == pytest.approx(0.5 * (1 + math.erf(20 / math.sqrt(100) / math.sqrt(2))))
-    assert los_from_counts(40, 5, 60) == pytest.approx(1 - los_from_counts(60, 5, 40))
 
 
 def test_a_fixed_test_judges_only_at_the_end_and_a_stopped_test_takes_no_more() -> None:

@@ -17,6 +17,7 @@ from size_helpers import held_entries
 
 from arena.errors import ArenaError
 from arena.tournament.ratings import (
+    los_from_counts,
     ELO_PER_LOGIT,
     GameResult,
     PairData,
@@ -605,3 +606,11 @@ def test_a_resample_is_one_newton_step_on_the_sets_drawn() -> None:
         )
         assert np.allclose(row, best + inverse @ grad, rtol=0, atol=1e-9)
     assert np.allclose(resampled[-1], best, rtol=0, atol=1e-9)
+
+
+def test_los_from_head_to_head_counts() -> None:
+    """For `arena leaderboard --h2h`: P(a better than b) from wins and losses; draws say nothing."""
+    assert los_from_counts(0, 3, 0) == 0.5
+    assert los_from_counts(10, 0, 10) == pytest.approx(0.5)
+    assert los_from_counts(60, 5, 40) == pytest.approx(0.5 * (1 + math.erf(20 / math.sqrt(100) / math.sqrt(2))))
+    assert los_from_counts(40, 5, 60) == pytest.approx(1 - los_from_counts(60, 5, 40))

@@ -7,6 +7,8 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
 from arena.store.database import NewGame
 from arena.store.opening import open_store
 from arena.tournament.ratings import leaderboard
@@ -207,3 +209,26 @@ def test_a_read_only_store_computes_and_writes_nothing(tmp_path: Path, monkeypat
     assert len(fits) == 2
     with open_store(tmp_path) as store:
         assert store._conn.execute("SELECT count(*) FROM standings_cache").fetchone() == (0,)
+
+
+def test_the_head_to_head_gives_each_pairs_likelihood_of_superiority(tmp_path: Path) -> None:
+    """`arena leaderboard --h2h`: beside each pair's wins, draws and losses, the LOS of the row
+    bot over the column bot (`h2h_los` in the JSON): P(a better) + P(b better) = 1, and a pair
+    with more wins than losses is above ½."""
+    from arena.tournament.ratings import los_from_counts
+
+    store, _, _ = _league(tmp_path)
+    with store:
+        doc = standings(store, "t1", h2h=True).to_dict()
+    assert doc["h2h"] and set(doc["h2h_los"]) == set(doc["h2h"])
+    for a, row in doc["h2h"].items():
+        for b, (w, d, lo) in row.items():
+            assert doc["h2h_los"][a][b] == round(los_from_counts(w, d, lo), 4)
+            assert doc["h2h_los"][a][b] + doc["h2h_los"][b][a] == pytest.approx(1.0, abs=2e-4)
+            assert (doc["h2h_los"][a][b] > 0.5) == (w > lo) or w == lo
+    assert "h2h_los" not in standings_without_h2h(tmp_path)
+
+
+def standings_without_h2h(tmp_path: Path) -> dict:
+    with open_store(tmp_path, create=False, read_only=True) as reader:
+        return standings(reader, "t1").to_dict()

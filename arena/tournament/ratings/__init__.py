@@ -33,7 +33,7 @@ from arena.tournament.ratings.results import (
     RatingError,
     pair_scores,
 )
-from arena.tournament.ratings.stats import bot_stats, head_to_head, leaderboard, usage_by_bot
+from arena.tournament.ratings.stats import bot_stats, head_to_head, leaderboard, los_from_counts, usage_by_bot
 from arena.tournament.ratings.tally import Tally
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "fit_elo",
     "head_to_head",
     "leaderboard",
+    "los_from_counts",
     "pair_scores",
     "rate",
     "usage_by_bot",

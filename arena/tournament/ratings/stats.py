@@ -5,6 +5,7 @@ Pure: no I/O, no clock, no global random; numpy for the sums.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
@@ -144,3 +145,15 @@ def leaderboard(
             )
         )
     return rows
+
+
+def los_from_counts(wins: float, draws: float, losses: float) -> float:
+    """The likelihood of superiority of a over b from their head-to-head counts: the
+    probability that a is the better, ``Phi((wins - losses) / sqrt(wins + losses))`` (the
+    normal approximation fishtest and cutechess print; draws say nothing of which is the
+    better); ½ with no decided game."""
+    del draws  # (in the signature so that a caller passes the triple as it has it)
+    decided = wins + losses
+    if decided <= 0:
+        return 0.5
+    return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(decided) / math.sqrt(2.0)))
