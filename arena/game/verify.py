@@ -5,6 +5,9 @@ in protocol/REPLAY.md."""
 
 from __future__ import annotations
 
+import logging
+import os
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -23,6 +26,7 @@ from arena.engine import (
 )
 from arena.game.ids import default_game_id, game_id, seat_identity
 from arena.game.players import TimeSettings
+from arena.game.record import GameRecord, record_from_replay
 from arena.game.referee import MAX_DEBUG_BYTES, fallback_play
 from arena.game.replay import (
     ENDING_KINDS,
@@ -31,6 +35,7 @@ from arena.game.replay import (
     Replay,
     ReplayError,
     TurnRecord,
+    read_replay,
     summarize_log,
     summarize_rounds,
 )
@@ -333,6 +338,37 @@ def check_recorded_game(
                 raise ReplayError(f"{label}: seat {seat}: {what} is {a!r}, expected {b!r}")
     if len(recorded) != len(bots):
         raise ReplayError(f"{label}: {len(recorded)} bot seats, expected {len(bots)}")
+
+
+def recover_record(
+    path: Path,
+    game_id: str,
+    *,
+    seed: int,
+    config: GameConfig,
+    bots: list[tuple[str, str, str]],
+    time: dict[str, Any],
+) -> GameRecord | None:
+    """The record of a game whose replay file ``path`` a killed run wrote but did not commit:
+    trusted only once it is the very game expected (its id, and :func:`check_recorded_game`
+    of the seed, format, time settings and every seat's ``(name, version, hash)``) and
+    re-simulating it re-derives every outcome it records (:func:`verify_replay`). None when
+    there is no file; a file that fails is logged (a warning naming it and why) and None is
+    returned: the caller plays the game again, overwriting it."""
+    if not os.path.lexists(path):
+        return None
+    try:
+        replay = read_replay(path)
+        if replay.game_id != game_id:
+            raise ReplayError(f"{path}: it holds game {replay.game_id}")
+        verify_replay(replay, name=str(path))
+        check_recorded_game(
+            replay, label=str(path), seed=seed, players=config.players, variant=config.variant.value, bots=bots, time=time,
+        )
+        return record_from_replay(replay)
+    except (ReplayError, ValueError, KeyError) as exc:
+        logging.getLogger(__name__).warning("%s: not recovered, the game is played again (%s)", path, exc)
+        return None
 
 
 def check_game_id(replay: Replay, label: str) -> None:

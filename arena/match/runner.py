@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import signal
 import time
@@ -56,9 +55,9 @@ from arena.executors.local import LocalExecutor, open_local_executor
 from arena.game.deals import card_ids
 from arena.game.ids import game_id, seat_identity, time_dict
 from arena.game.players import DEFAULT_TIME, BotFault, TimeSettings
-from arena.game.record import GameRecord, record_from_replay
-from arena.game.replay import ReplayError, encode_replay, read_replay
-from arena.game.verify import check_recorded_game, verify_replay
+from arena.game.record import GameRecord
+from arena.game.replay import encode_replay
+from arena.game.verify import recover_record
 from arena.match.schedule import MatchPair, match_pairs
 from arena.match.stats import Estimate, SequentialTest, SprtSpec, seat_half_points, unit_of
 from arena.store.database import BotRow, NewGame, Store, make_replay_folders, replay_relpath
@@ -503,23 +502,12 @@ class _Match:
             for gid, seats in zip(ids, pair.games, strict=True):
                 if gid in self.outcomes:
                     continue
-                path = self.s.results / replay_relpath(gid)
-                if not os.path.lexists(path):
-                    continue
-                try:
-                    replay = read_replay(path)
-                    if replay.game_id != gid:
-                        raise ReplayError(f"{path}: it holds game {replay.game_id}")
-                    verify_replay(replay, name=str(path))
-                    check_recorded_game(
-                        replay, label=str(path), seed=pair.seed, players=self.config.players,
-                        variant=self.config.variant.value,
-                        bots=[(n, self.seats[n].manifest.version, self.seats[n].manifest.content_hash) for n in seats],
-                        time=time_dict(self.s.time),
-                    )
-                    record = record_from_replay(replay)
-                except (ReplayError, ValueError, KeyError) as exc:
-                    logging.getLogger(__name__).warning("%s: not recovered, the game is played again (%s)", path, exc)
+                record = recover_record(
+                    self.s.results / replay_relpath(gid), gid, seed=pair.seed, config=self.config,
+                    bots=[(n, self.seats[n].manifest.version, self.seats[n].manifest.content_hash) for n in seats],
+                    time=time_dict(self.s.time),
+                )
+                if record is None:
                     continue
                 found.append((record, pair))
         if found:

@@ -45,8 +45,6 @@ import functools
 import hashlib
 import itertools
 import json
-import logging
-import os
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -68,9 +66,9 @@ from arena.executors.local import LocalExecutor, open_local_executor
 from arena.game.deals import card_ids
 from arena.game.ids import game_id, seat_identity, time_dict
 from arena.game.players import BotFault, TimeSettings
-from arena.game.record import GameRecord, record_from_replay
-from arena.game.replay import ReplayError, encode_replay, read_replay
-from arena.game.verify import check_recorded_game, verify_replay
+from arena.game.record import GameRecord
+from arena.game.replay import encode_replay
+from arena.game.verify import recover_record
 from arena.store.database import NewGame, Store, make_replay_folders, replay_relpath
 from arena.store.lock import results_lock
 from arena.store.opening import open_store
@@ -471,24 +469,13 @@ class _Run:
         run play it). Returns the ids recorded."""
         found: list[tuple[str, ScheduledGame, GameRecord, GameConfig]] = []
         for game, gid in todo:
-            path = self.s.results / replay_relpath(gid)
-            if not os.path.lexists(path):
-                continue
-            try:
-                replay = read_replay(path)
-                if replay.game_id != gid:
-                    raise ReplayError(f"{path}: it holds game {replay.game_id}")
-                verify_replay(replay, name=str(path))
-                entrants = [self.entrants[name] for name in game.seats]
-                check_recorded_game(
-                    replay, label=str(path), seed=game.seed, players=config.players, variant=config.variant.value,
-                    bots=[(e.name, e.manifest.version, e.row.hash) for e in entrants], time=time_dict(self.s.time),
-                )
-                record = record_from_replay(replay)
-            except (ReplayError, ValueError, KeyError) as exc:
-                logging.getLogger(__name__).warning("%s: not recovered, the game is played again (%s)", path, exc)
-                continue
-            found.append((tid, game, record, config))
+            entrants = [self.entrants[name] for name in game.seats]
+            record = recover_record(
+                self.s.results / replay_relpath(gid), gid, seed=game.seed, config=config,
+                bots=[(e.name, e.manifest.version, e.row.hash) for e in entrants], time=time_dict(self.s.time),
+            )
+            if record is not None:
+                found.append((tid, game, record, config))
         if found:
             self._commit_games(found)
         return {item[2].game_id for item in found}
