@@ -19,7 +19,6 @@ from arena.cli.options import (
     parse_anchor,
     sandbox_settings,
 )
-from arena.cli.progress import ConsoleReporter
 from arena.cli.render_results import print_games, print_leaderboard, print_report_summary, print_run
 from arena.engine import Variant
 from arena.errors import ArenaError
@@ -71,6 +70,8 @@ def run_command(
         raise ArenaError("which bots? give --bots DIR (or `bots = \"DIR\"` in the --config file)")
     settings = settings_from(options, base=RunSettings(bots_dir=Path(options["bots"])))
     anchor_pair = parse_anchor(options.get("anchor"))
+    from arena.cli.progress import ConsoleReporter  # (the ratings and numpy: only for a run)
+
     reporter = ConsoleReporter(quiet=quiet or json_output)
     # The results folder's lock stays held from the first game to the report (a second run waits).
     with contextlib.ExitStack() as held:
