@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,6 +39,13 @@ as_root = pytest.mark.skipif(
     os.geteuid() != 0, reason="runs the arena as another user: needs root (the non-root run itself is CI's second pass)"
 )
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+
+def _dependencies() -> list[str]:
+    """The arena's own dependencies, as pyproject.toml lists them (so that this copy of the
+    arena runs with what an install would give it)."""
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return list(tomllib.load(f)["project"]["dependencies"])
+
 
 # Before hello: each probe says what it found on stderr (REPORT key=value), where the test
 # reads it from the replay; then the bot plays as the minimal example bot does.
@@ -132,8 +140,8 @@ def user_env() -> Iterator[tuple[Path, Path]]:
         if made.returncode != 0:
             pytest.skip(f"cannot make a virtual environment with {python}: {made.stderr.strip()[-300:]}")
         deps = subprocess.run(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "trio>=0.22", "msgspec>=0.18", "typer>=0.12",
-             "rich>=13"], capture_output=True, text=True, timeout=600, env={**os.environ, "PIP_ROOT_USER_ACTION": "ignore"},
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *_dependencies()],
+            capture_output=True, text=True, timeout=600, env={**os.environ, "PIP_ROOT_USER_ACTION": "ignore"},
         )
         if deps.returncode != 0:
             pytest.skip(f"cannot install the arena's dependencies for {USER}: {deps.stderr.strip()[-300:]}")
