@@ -145,34 +145,48 @@ def _lock_held(results: Path) -> bool:
 
 
 def test_key_import_waits_for_a_running_run_then_refuses_the_store_it_filled(tmp_path: Path) -> None:
+    """The run's bots wait at start-up (inside the run's lock) until the import has said it
+    waits for the run; then the run plays its games and lets go, and the import refuses the
+    store they filled. No race with the clock: each step waits for the one before."""
+    go = tmp_path / "go"
     bots = tmp_path / "bots"
     for name in ("slow", "slower"):
         (bots / name).mkdir(parents=True)
-        slow = MINIMAL.replace('"name": "minimal"', f'"name": "{name}"').replace(
-            'play = rng.choice(msg["legal"])', 'import time; time.sleep(0.03); play = rng.choice(msg["legal"])'
+        held = f"import os, time\nwhile not os.path.exists({str(go)!r}):\n    time.sleep(0.02)\n" + MINIMAL.replace(
+            '"name": "minimal"', f'"name": "{name}"'
         )
-        assert "sleep" in slow
-        (bots / name / "bot.py").write_text(slow)
+        (bots / name / "bot.py").write_text(held)
         (bots / name / "bot.toml").write_text(f'name = "{name}"\nversion = "1"\nrun = ["{{python}}", "bot.py"]\n')
     results = tmp_path / "res"
     run = subprocess.Popen(
         [sys.executable, "-m", "arena", "run", "--bots", str(bots), "--results", str(results), "--players", "2",
-         "--games", "2", "--sandbox", "none", "--no-report"],
+         "--games", "2", "--sandbox", "none", "--no-report", "--hello-ms", "600000"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    importer = None
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while not ((results / "arena.db").exists() and _lock_held(results)):
             assert run.poll() is None and time.monotonic() < deadline, run.communicate()
             time.sleep(0.02)
         before = _arena("store", "key", "export", results=results)
         assert before.returncode == 0, before.stderr
-        imported = _arena("store", "key", "import", KEY, results=results)  # waits for the run to let go
-        out, err = run.communicate(timeout=60)
+        importer = subprocess.Popen(
+            [sys.executable, "-m", "arena", "store", "key", "import", KEY, str(results)], cwd=ROOT,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "500"},
+        )
+        assert importer.stderr is not None
+        first = importer.stderr.readline()  # it says so before it waits
+        go.touch()  # the bots start: the run plays and lets go of the lock
+        rest, err_rest = importer.communicate(timeout=120)
+        imported = subprocess.CompletedProcess(importer.args, importer.returncode, rest, first + err_rest)
+        out, err = run.communicate(timeout=120)
     finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
+        go.touch()
+        for proc in (run, importer):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert run.returncode == 0, err
     assert "waiting for" in imported.stderr and "arena run" in imported.stderr, imported.stderr
     assert imported.returncode == 1 and "Traceback" not in imported.stderr
@@ -181,9 +195,9 @@ def test_key_import_waits_for_a_running_run_then_refuses_the_store_it_filled(tmp
     assert after.stdout == before.stdout and KEY not in after.stdout  # the key that dealt the games stays
     again = subprocess.run(
         [sys.executable, "-m", "arena", "run", "--bots", str(bots), "--results", str(results), "--players", "2",
-         "--games", "2", "--sandbox", "none", "--no-report"],
+         "--games", "2", "--sandbox", "none", "--no-report", "--hello-ms", "600000"],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )
+    )  # (the same time settings: they are part of every game's id)
     assert again.returncode == 0 and "0 to play" in again.stderr + again.stdout, again.stderr
 
 
