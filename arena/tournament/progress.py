@@ -9,23 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from arena.bots.manifest import BotManifest
 from arena.game.record import GameRecord
-from arena.store.database import BotRow
+from arena.runs.common import Entrant
 from arena.tournament.schedule import ScheduledGame
 
-
-@dataclass(frozen=True, slots=True)
-class Entrant:
-    """A bot that takes part in the run."""
-
-    manifest: BotManifest
-    row: BotRow
-    startup_ms: float
-
-    @property
-    def name(self) -> str:
-        return self.manifest.name
+__all__ = ["Entrant", "Plan", "Reporter", "RunSummary", "SilentReporter", "Skipped"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,7 +45,6 @@ import functools
 import hashlib
 import itertools
 import json
-import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -55,9 +54,7 @@ from typing import Any
 import trio
 
 from arena.bots import BotError
-from arena.bots.build import build_in_thread
 from arena.bots.manifest import BotManifest, discover_bots
-from arena.bots.prepare import prepare_bot
 from arena import __version__
 from arena.engine import RULES_VERSION, GameConfig
 from arena.errors import ArenaError
@@ -65,15 +62,13 @@ from arena.executors.jobs import Executor, GameJob, SeatBot
 from arena.executors.local import LocalExecutor, open_local_executor
 from arena.game.deals import card_ids
 from arena.game.ids import game_id, seat_identity, time_dict
-from arena.game.players import BotFault, TimeSettings
+from arena.game.players import TimeSettings
 from arena.game.record import GameRecord
-from arena.game.replay import encode_replay
 from arena.game.verify import recover_record
-from arena.store.database import NewGame, Store, make_replay_folders, replay_relpath
+from arena.runs.common import BotEntryError, GameWriter, commit_games, enter_bot, finish_writing, stop_on_signals
+from arena.store.database import Store, make_replay_folders, replay_relpath
 from arena.store.lock import results_lock
 from arena.store.opening import open_store
-from arena.store.rows import game_row
-from arena.store.writer import StoreWriter
 from arena.tournament.progress import Entrant, Plan, Reporter, RunSummary, SilentReporter, Skipped
 from arena.tournament.schedule import ScheduledGame, games_cap, games_per_set, iter_schedule, schedule_games
 from arena.tournament.settings import SEATINGS, RunSettings, default_jobs, default_sandbox
@@ -164,7 +159,7 @@ class _Run:
         self.skipped = [Skipped(p.name.split(".")[0], str(p), msg) for p, msg in errors]
         self.seats: dict[str, SeatBot] = {}  # each entrant's bot, as the executors take it
         self.entrants: dict[str, Entrant] = {}
-        self.writer: StoreWriter | _NullWriter | None = None
+        self.writer: GameWriter | _NullWriter | None = None
         # The store's secret: every deal seed, set id and card labelling of this run is keyed
         # with it, so that the same store and seed give the same games and no bot can compute one.
         self.key = store.deal_key()
@@ -187,12 +182,11 @@ class _Run:
             return summary
         # The writer starts first, so that its start overlaps the bots': it is ready
         # when the games begin.
-        self.writer = StoreWriter(self.s.results, self._frame, lock_fd=self.lock_fd) if self.s.record else _NullWriter()
+        self.writer = GameWriter(self.s.results, ts, lock_fd=self.lock_fd) if self.s.record else _NullWriter()
         try:
             return await self._main(t0, ts)
         finally:
-            with trio.CancelScope(shield=True):  # every finished game reaches the store
-                await trio.to_thread.run_sync(self.writer.close)
+            await finish_writing(self.writer)  # every finished game reaches the store
 
     def _identity(self, players: int, bots: Iterable[tuple[str, str]]) -> str:
         return schedule_identity(self.s, players, bots)
@@ -346,27 +340,13 @@ class _Run:
         """Build and start every bot once (the handshake); keep the started process
         for the first game. Bots are entered one at a time, so that start-up times
         are measured on a quiet machine."""
-        build_cache = self.s.results / "build"
         for m in self.manifests:
             try:
-                spec = await build_in_thread(prepare_bot, m, build_cache, self.sandbox)
-            except BotError as exc:
-                self._skip(m, f"build failed: {exc}")
-                continue
-            row = await trio.to_thread.run_sync(self.store.bot, m.name, m.version, m.content_hash, str(m.path))
-            seat = SeatBot(spec, m)
-            player = local.new_player(seat)
-            t = trio.current_time()
-            try:
-                await player.start(ts)
-            except BotFault as fault:
-                tail = player.stderr_tail().strip().splitlines()[-3:]
-                self._skip(m, f"cannot start ({fault.kind}): {fault.message}" + (f" — stderr: {' | '.join(tail)}" if tail else ""))
-                await player.close()
+                seat, entrant = await enter_bot(local, self.store, m, results=self.s.results, sandbox=self.sandbox, time=ts)
+            except BotEntryError as exc:
+                self._skip(m, exc.reason)
                 continue
             self.seats[m.name] = seat
-            local.keep(m.name, player)  # for its first game
-            entrant = Entrant(m, row, round(1000 * (trio.current_time() - t), 1))
             self.entrants[m.name] = entrant
             self.rep.bot_ready(entrant)
 
@@ -392,7 +372,7 @@ class _Run:
 
         def finished(job: GameJob, record: GameRecord) -> None:
             game = walk.pending.pop(job.game_id)
-            writer.submit(tid, game, record, config)
+            writer.submit(tid, record, game.set_id, [self.entrants[name].row.id for name in game.seats])
             if record.status == "void":
                 summary.void += 1
                 if len(summary.void_reasons) < VOID_EXAMPLES:
@@ -401,11 +381,11 @@ class _Run:
                 summary.played += 1
             self.rep.game_done(game, record, summary.done, summary.total)
 
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._watch_signals, nursery.cancel_scope, summary, executor)
+        async with stop_on_signals(executor) as stop:
             # The store failed: no new game starts; the error is raised once all have stopped.
             await executor.play(walk.jobs(summary), finished, concurrency=concurrency, keep_going=lambda: writer.error is None)
-            nursery.cancel_scope.cancel()  # all played: stop watching signals
+        if stop.interrupted:
+            summary.interrupted = True
 
     async def _play_on_cluster(
         self,
@@ -449,14 +429,6 @@ class _Run:
                 "store); once it is back, run the same command again to play the rest"
             ) from None
 
-    async def _watch_signals(self, scope: trio.CancelScope, summary: RunSummary, executor: Executor) -> None:
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                summary.interrupted = True
-                executor.hurry()  # every game and bot ends at once, not with a run's polite graces
-                scope.cancel()
-                return
-
     def _recover(self, tid: str, config: GameConfig, todo: Sequence[tuple[ScheduledGame, str]]) -> set[str]:
         """Games to play whose replay file is there but whose row is not (the arena was
         killed after writing the file and before committing the row): each file is trusted
@@ -467,7 +439,7 @@ class _Run:
         the game is played again, overwriting it: the game was never recorded, the bots are
         at hand, and a game played now is one to trust (voiding it would only have the next
         run play it). Returns the ids recorded."""
-        found: list[tuple[str, ScheduledGame, GameRecord, GameConfig]] = []
+        found: list[tuple[str, GameRecord, str, list[int]]] = []
         for game, gid in todo:
             entrants = [self.entrants[name] for name in game.seats]
             record = recover_record(
@@ -475,24 +447,10 @@ class _Run:
                 bots=[(e.name, e.manifest.version, e.row.hash) for e in entrants], time=time_dict(self.s.time),
             )
             if record is not None:
-                found.append((tid, game, record, config))
+                found.append((tid, record, game.set_id, [e.row.id for e in entrants]))
         if found:
-            self._commit_games(found)
-        return {item[2].game_id for item in found}
-
-    def _frame(self, item: tuple[str, ScheduledGame, GameRecord, GameConfig]) -> tuple[str, NewGame, str, bytes]:
-        """What the writer records for a finished game: its row and its replay's JSON."""
-        tid, game, record, config = item
-        return tid, self._new_game(game, record, config), replay_relpath(record.game_id), encode_replay(record.replay)
-
-    def _commit_games(self, items: Sequence[tuple[str, ScheduledGame, GameRecord, GameConfig]]) -> None:
-        """The rows of games whose replays are written, in one transaction."""
-        with self.store.batch():
-            for tid, game, record, config in items:
-                self.store.add_game(self._new_game(game, record, config), tid)
-
-    def _new_game(self, game: ScheduledGame, record: GameRecord, config: GameConfig) -> NewGame:
-        return game_row(record, game.set_id, [self.entrants[name].row.id for name in game.seats], time_dict(self.s.time))
+            commit_games(self.store, found, self.s.time)
+        return {record.game_id for _, record, _, _ in found}
 
 
 def _batches(games: Iterable[ScheduledGame], size: int) -> Iterator[list[ScheduledGame]]:

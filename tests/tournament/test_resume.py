@@ -30,6 +30,7 @@ from arena.game.ids import game_id, seat_identity
 from arena.game.players import DEFAULT_TIME
 from arena.store.database import DB_NAME
 from arena.store.opening import open_store
+from arena.runs import common
 from arena.tournament.progress import SilentReporter
 from arena.tournament.runner import run_tournament
 from arena.tournament.schedule import make_schedule
@@ -127,7 +128,7 @@ def test_a_rerun_with_nothing_to_play_starts_no_bot_and_no_writer(
     first = run_tournament(run)
     assert (first.played, first.already, first.total) == (6, 0, 6)  # 3 tables of 2, each deal under 2 seatings
     assert starts(log) == ["alpha", "beta", "gamma"]
-    monkeypatch.setattr(runner, "StoreWriter", no_writer)
+    monkeypatch.setattr(common, "StoreWriter", no_writer)
     seen = Order()
     again = run_tournament(run, seen)
     assert starts(log) == []  # no bot process was started

@@ -26,6 +26,7 @@ PART_OF = {
     "text": "basics",
     "errors": "basics",
     "tournament": "tournament",
+    "runs": "runs",
     "match": "match",
     "executors": "executors",
     "cli": "cli",
@@ -42,13 +43,15 @@ ALLOWED = {
     "game": _BELOW_GAME,
     "store": {"game"} | _BELOW_GAME,
     "executors": {"game"} | _BELOW_GAME,
-    "tournament": {"executors", "store", "game"} | _BELOW_GAME,
+    # What a tournament and a match share around their games, below both.
+    "runs": {"executors", "store", "game"} | _BELOW_GAME,
+    "tournament": {"runs", "executors", "store", "game"} | _BELOW_GAME,
     # Beside the tournament: of it, only its settings (test_match_takes_only_the_tournaments_settings).
-    "match": {"tournament", "executors", "store", "game"} | _BELOW_GAME,
+    "match": {"tournament", "runs", "executors", "store", "game"} | _BELOW_GAME,
     "report": {"tournament", "store", "game"} | _BELOW_GAME,
     "authoring": {"game"} | _BELOW_GAME,
-    "bench": {"tournament", "match", "executors", "store", "game"} | _BELOW_GAME,
-    "cli": {"tournament", "match", "executors", "store", "game", "report", "authoring", "bench"} | _BELOW_GAME,
+    "bench": {"tournament", "match", "runs", "executors", "store", "game"} | _BELOW_GAME,
+    "cli": {"tournament", "match", "runs", "executors", "store", "game", "report", "authoring", "bench"} | _BELOW_GAME,
     "main": {"cli"},
 }
 #: The third-party packages a part may import (any part: msgspec).
