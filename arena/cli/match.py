@@ -24,24 +24,13 @@ if TYPE_CHECKING:
 
     from arena.bench.match import MatchBench
     from arena.game.players import TimeSettings
-    from arena.match.runner import MatchBot, MatchPlan, MatchStatus, MatchSummary
-    from arena.match.stats import Estimate
+    from arena.match.progress import MatchPlan, MatchStatus, MatchSummary
+    from arena.runs.common import Entrant
 
 
-def _elo(value: float | None, *, low: bool = False) -> str:
-    """An Elo with its sign; None is unbounded (the logistic Elo of a perfect score)."""
-    if value is None:
-        return "-∞" if low else "+∞"
+def _elo(value: float) -> str:
+    """An Elo with its sign (every figure of the estimate is finite: see arena.match.stats.estimate)."""
     return f"{round(value, 1) + 0.0:+.1f}"  # (+ 0.0: never "-0.0")
-
-
-def _low(e: Estimate) -> str:
-    """The interval's lower end; unbounded is -∞, but +∞ for a perfect score without spread."""
-    return _elo(e.elo_low, low=e.score < 1.0)
-
-
-def _high(e: Estimate) -> str:
-    return _elo(e.elo_high, low=e.score <= 0.0)
 
 
 def status_text(status: MatchStatus) -> str:
@@ -49,7 +38,7 @@ def status_text(status: MatchStatus) -> str:
     e = status.estimate
     return (
         f"pair {status.pairs}/{status.max_pairs} · LLR {status.llr:+.2f} ({status.lower:+.2f}, {status.upper:+.2f}) · "
-        f"Elo {_elo(e.elo, low=e.score < 0.5)} [{_low(e)}, {_high(e)}] · nElo {_elo(e.nelo, low=e.score < 0.5)} · "
+        f"Elo {_elo(e.elo)} [{_elo(e.elo_low)}, {_elo(e.elo_high)}] · nElo {_elo(e.nelo)} · "
         f"LOS {100 * e.los:.1f}% · {status.verdict}"
     )
 
@@ -64,7 +53,7 @@ class MatchConsoleReporter:
         self.live: Live | None = None
         self.t0 = time.monotonic()
 
-    def bot_ready(self, bot: MatchBot) -> None:
+    def bot_ready(self, bot: Entrant) -> None:
         if self.quiet:
             return
         version = printable(bot.manifest.version or bot.row.hash[:8], limit=NAME_LIMIT)
@@ -96,7 +85,7 @@ class MatchConsoleReporter:
         line = status_text(status)
         if self.live is not None:
             rate = status.pairs / max(1e-9, time.monotonic() - self.t0)
-            self.live.update(Text(f"{line} · {rate:.2f} pairs/s"))
+            self.live.update(Text(f"{line} · {rate:.2f} pairs/s"), refresh=True)  # drawn now, not at the next tick
         else:
             err.print(line, highlight=False, markup=False)
 
@@ -139,10 +128,17 @@ def print_match(summary: MatchSummary, *, as_json: bool) -> None:
         highlight=False,
     )
     out.print(
-        f"Elo      {_elo(e.elo, low=e.score < 0.5)} (95%: {_low(e)} to {_high(e)}) · normalized "
-        f"{_elo(e.nelo, low=e.score < 0.5)} · LOS {100 * e.los:.1f}% · B's mean pair score {e.score:.3f}",
+        f"Elo      {_elo(e.elo)} (95%: {_elo(e.elo_low)} to {_elo(e.elo_high)}) · normalized "
+        f"{_elo(e.nelo)} · LOS {100 * e.los:.1f}% · B's mean pair score {e.score:.3f}",
         highlight=False,
     )
+    if e.adjusted:
+        same = "exactly ½ (B did what A did in every game)" if e.score == 0.5 else f"{e.score:.3f}"
+        out.print(
+            f"note     every pair's result was {same}: no spread to measure, so Elo, its interval and LOS are "
+            "those of the pairs with half a pair won and half a pair lost added (docs/match.md)",
+            highlight=False,
+        )
     steps = len(summary.counts) - 1
     cells = " ".join(f"{j / steps:.2f}:{c}" for j, c in enumerate(summary.counts) if c)
     out.print(f"pairs    by B's pair score (½ = as good as A): {cells or 'none yet'}", highlight=False)

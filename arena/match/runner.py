@@ -24,29 +24,24 @@ What a match does, in order:
 5. on Ctrl-C (SIGINT) or SIGTERM: the games in flight are abandoned, the finished ones
    are kept, every bot process ends, and running the same command again resumes.
 
-Nothing here prints: what happens goes to a :class:`MatchReporter` (the CLI draws it).
+What is shared with the tournament (entering the bots, the store's writer, Ctrl-C) is
+:mod:`arena.runs.common`; the bots are found by :mod:`arena.match.bots`, the pairs counted
+by :mod:`arena.match.ledger`. Nothing here prints: what happens goes to a
+:class:`~arena.match.progress.MatchReporter` (the CLI draws it).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import signal
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import trio
 
-import arena
-from arena.bots import BotError
-from arena.bots.build import build_in_thread
-from arena.bots.manifest import BotManifest, find_bot
-from arena.bots.prepare import prepare_bot
+from arena.bots.manifest import BotManifest
 from arena.bots.sandbox import SandboxSettings
 from arena.engine import GameConfig, Variant
 from arena.errors import ArenaError
@@ -54,17 +49,18 @@ from arena.executors.jobs import GameJob, SeatBot
 from arena.executors.local import LocalExecutor, open_local_executor
 from arena.game.deals import card_ids
 from arena.game.ids import game_id, seat_identity, time_dict
-from arena.game.players import DEFAULT_TIME, BotFault, TimeSettings
+from arena.game.players import DEFAULT_TIME, TimeSettings
 from arena.game.record import GameRecord
-from arena.game.replay import encode_replay
 from arena.game.verify import recover_record
+from arena.match.bots import check_names, match_id, resolve_bot
+from arena.match.ledger import PairLedger
+from arena.match.progress import MatchPlan, MatchReporter, MatchStatus, MatchSummary, SilentMatchReporter
 from arena.match.schedule import MatchPair, match_pairs
-from arena.match.stats import Estimate, SequentialTest, SprtSpec, seat_half_points, unit_of
-from arena.store.database import BotRow, NewGame, Store, make_replay_folders, replay_relpath
+from arena.match.stats import SequentialTest, SprtSpec
+from arena.runs.common import Entrant, GameWriter, commit_games, enter_bot, finish_writing, stop_on_signals
+from arena.store.database import Store, make_replay_folders, replay_relpath
 from arena.store.lock import results_lock
 from arena.store.opening import open_store
-from arena.store.rows import game_row
-from arena.store.writer import StoreWriter
 from arena.tournament.settings import default_jobs, default_sandbox
 
 #: The example bots a match of three or more players plays against by default.
@@ -102,190 +98,6 @@ class MatchSettings:
         return DEFAULT_GAMES if self.sprt is None else DEFAULT_SPRT_GAMES
 
 
-@dataclass(frozen=True, slots=True)
-class MatchBot:
-    """A bot of the match, ready: its folder, its row in the store, its start-up time."""
-
-    manifest: BotManifest
-    row: BotRow
-    startup_ms: float
-
-    @property
-    def name(self) -> str:
-        return self.manifest.name
-
-
-@dataclass(frozen=True, slots=True)
-class MatchPlan:
-    match_id: str
-    a: str
-    b: str
-    opponents: tuple[str, ...]
-    players: int
-    variant: str
-    sprt: SprtSpec | None
-    max_pairs: int
-    counted: int  # pairs already in the store and counted
-    jobs: int
-
-
-@dataclass(slots=True)
-class MatchStatus:
-    """The test after a pair: what the status line shows."""
-
-    pairs: int
-    max_pairs: int
-    llr: float
-    lower: float
-    upper: float
-    verdict: str
-    estimate: Estimate
-    unit: float | None = None  # the last pair's unit (0..1), None before any
-
-    def to_dict(self) -> dict[str, Any]:
-        e = self.estimate
-        return {
-            "verdict": self.verdict, "llr": self.llr, "llr_lower": self.lower, "llr_upper": self.upper,
-            "elo": e.elo, "elo_low": e.elo_low, "elo_high": e.elo_high,
-            "nelo": e.nelo, "nelo_low": e.nelo_low, "nelo_high": e.nelo_high,
-            "los": e.los, "score": e.score, "pairs": self.pairs, "games": 2 * self.pairs,
-        }
-
-
-@dataclass(slots=True)
-class MatchSummary:
-    """What a match came to."""
-
-    match_id: str
-    results: Path
-    players: int
-    variant: str
-    a: str
-    b: str
-    opponents: tuple[str, ...]
-    sprt: SprtSpec | None
-    status: MatchStatus
-    counts: list[int]
-    already: int = 0  # pairs counted from the store
-    stored: int = 0  # games of the match in the store when it started (recovered ones aside)
-    played: int = 0  # games played by this run (counted or not)
-    recovered: int = 0  # games recorded from a killed match's replay files
-    void: int = 0
-    interrupted: bool = False
-    seconds: float = 0.0
-    bots: list[MatchBot] = field(default_factory=list)
-    #: Each counted pair's rank-based scores in half points, in schedule order: (A's in A's
-    #: game, B's in the twin). For the benchmark's unpaired comparison; not in the JSON.
-    halves: list[tuple[int, int]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.status.to_dict(),
-            "match": self.match_id,
-            "a": self.a,
-            "b": self.b,
-            "opponents": list(self.opponents),
-            "players": self.players,
-            "variant": self.variant,
-            "sprt": None if self.sprt is None else self.sprt.to_dict(),
-            "max_pairs": self.status.max_pairs,
-            "counts": list(self.counts),
-            "already": self.already,
-            "stored": self.stored,
-            "played": self.played,
-            "recovered": self.recovered,
-            "void": self.void,
-            "interrupted": self.interrupted,
-            "seconds": round(self.seconds, 3),
-            "results": str(self.results),
-        }
-
-
-class MatchReporter(Protocol):
-    def bot_ready(self, bot: MatchBot) -> None: ...
-
-    def planned(self, plan: MatchPlan) -> None: ...
-
-    def pair_done(self, status: MatchStatus) -> None: ...
-
-
-class SilentMatchReporter:
-    def bot_ready(self, bot: MatchBot) -> None:
-        pass
-
-    def planned(self, plan: MatchPlan) -> None:
-        pass
-
-    def pair_done(self, status: MatchStatus) -> None:
-        pass
-
-
-# -- finding the bots ---------------------------------------------------------------------
-
-
-def example_bots_folder() -> Path:
-    """Where the example bots are: beside the arena package, in its source tree."""
-    return Path(arena.__file__).resolve().parents[1] / "example_bots"
-
-
-def resolve_bot(text: str, what: str) -> BotManifest:
-    """The bot ``text`` names, for ``what`` (e.g. ``--opponent``): a path to a bot, or the
-    name of an example bot. An error naming ``what`` and the text otherwise."""
-    path = Path(text)
-    examples = example_bots_folder()
-    if not os.path.lexists(path) and "/" not in text and (examples / text).is_dir():
-        path = examples / text
-    if not os.path.lexists(path):
-        known = sorted(p.name for p in examples.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))) if examples.is_dir() else []
-        also = f", nor an example bot ({', '.join(known)})" if known else ""
-        raise ArenaError(f"{what} {text!r}: no such bot (not a file or folder{also})")
-    try:
-        return find_bot(path)
-    except BotError as exc:
-        raise ArenaError(f"{what} {text!r}: {exc}") from None
-
-
-def _check_names(a: BotManifest, b: BotManifest, opponents: Sequence[BotManifest]) -> None:
-    if a.path == b.path or (a.name == b.name and a.content_hash == b.content_hash):
-        raise ArenaError(
-            f"A and B are the same bot ({a.name}, {a.path}): to test a bot against itself, copy it and give the "
-            "copy another name in its bot.toml"
-        )
-    if a.name == b.name:
-        raise ArenaError(
-            f"A ({a.path}) and B ({b.path}) are both named {a.name!r}: give one of them another name in its bot.toml, "
-            "so that their games and ratings never mix"
-        )
-    seen = {a.name: a, b.name: b}
-    for m in opponents:
-        other = seen.get(m.name)
-        if other is not None and other.content_hash != m.content_hash:
-            raise ArenaError(
-                f"--opponent {m.path}: named {m.name!r} like {other.path}, but a different bot: give it another name "
-                "in its bot.toml"
-            )
-        seen.setdefault(m.name, m)
-
-
-def match_id(
-    a: BotManifest, b: BotManifest, opponents: Sequence[BotManifest], players: int, variant: str, seed: int,
-    ts: TimeSettings,
-) -> str:
-    """The match's tournament id: the bots' names (for a reader) and a hash of everything
-    that decides its games (bots' identities, format, seed, time settings)."""
-    decided = {
-        "a": seat_identity(a.name, a.content_hash),
-        "b": seat_identity(b.name, b.content_hash),
-        "opponents": [seat_identity(m.name, m.content_hash) for m in opponents],
-        "players": players,
-        "variant": variant,
-        "seed": seed,
-        "time": time_dict(ts),
-    }
-    digest = hashlib.blake2b(json.dumps(decided, sort_keys=True).encode(), digest_size=3).hexdigest()
-    return f"match-{b.name}-vs-{a.name}-{players}p-{variant}-{digest}"
-
-
 # -- the match ----------------------------------------------------------------------------
 
 
@@ -318,11 +130,13 @@ def run_match(
     b = resolve_bot(settings.b, "B")
     opponent_texts = settings.opponents or (DEFAULT_OPPONENTS if settings.players > 2 else ())
     opponents = [resolve_bot(t, "--opponent") for t in opponent_texts]
-    _check_names(a, b, opponents)
+    check_names(a, b, opponents)
     with results_lock(settings.results, "arena match", on_wait=on_wait) as lock:
         store = open_store(settings.results)
         try:
-            return trio.run(_Match(settings, store, reporter or SilentMatchReporter(), a, b, opponents, lock.fd).main)
+            match = _Match(settings, store, reporter or SilentMatchReporter(), a, b, opponents, lock.fd)
+            match.check_store()  # before any bot starts
+            return trio.run(match.main)
         finally:
             store.close()
 
@@ -348,17 +162,10 @@ class _Match:
         self.config = GameConfig(settings.players, settings.variant)
         self.key = store.deal_key()  # every deal and card labelling is keyed with the store's secret
         self.seats: dict[str, SeatBot] = {}
-        self.bots: dict[str, MatchBot] = {}
-        self.writer: StoreWriter | None = None
+        self.bots: dict[str, Entrant] = {}
         self.tid = match_id(a, b, opponents, settings.players, settings.variant.value, settings.seed, settings.time)
         self.max_pairs = settings.max_games // 2
         self.test = SequentialTest(settings.players, settings.sprt, self.max_pairs)
-        self.pairs: list[MatchPair] = []
-        self.ids: list[tuple[str, str]] = []  # each pair's game ids: A's game, B's twin
-        # The outcome (ranks, autopilot) of every complete game of the match known so far.
-        self.outcomes: dict[str, tuple[tuple[int, ...], tuple[bool, ...]]] = {}
-        self.next_pair = 0  # the first pair not yet counted
-        self.halves: list[tuple[int, int]] = []  # each counted pair's (A's, B's) half points
         self.failure: ArenaError | None = None  # what stops the match once the games in flight are done
 
     def _bot_list(self) -> list[BotManifest]:
@@ -369,35 +176,36 @@ class _Match:
 
     async def main(self) -> MatchSummary:
         t0 = time.monotonic()
-        self.writer = StoreWriter(self.s.results, self._frame, lock_fd=self.lock_fd)
+        writer = GameWriter(self.s.results, self.s.time, lock_fd=self.lock_fd)
         try:
-            summary = await self._main()
+            summary = await self._main(writer)
         finally:
-            with trio.CancelScope(shield=True):  # every finished game reaches the store
-                await trio.to_thread.run_sync(self.writer.close)
-        if self.writer.error is not None:
-            raise self.writer.error
+            await finish_writing(writer)  # every finished game reaches the store
+        if writer.error is not None:
+            raise writer.error
         summary.seconds = time.monotonic() - t0
         return summary
 
-    async def _main(self) -> MatchSummary:
+    async def _main(self, writer: GameWriter) -> MatchSummary:
         jobs = self.s.jobs or default_jobs(self.config.seats)
         async with open_local_executor(jobs=jobs) as local:
-            await self._enter_bots(local)
+            for m in self._bot_list():  # one at a time: start-up times measured on a quiet machine
+                seat, bot = await enter_bot(local, self.store, m, results=self.s.results, sandbox=self.sandbox, time=self.s.time)
+                self.seats[m.name], self.bots[m.name] = seat, bot
+                self.rep.bot_ready(bot)
             await trio.to_thread.run_sync(self._register)
-            await trio.to_thread.run_sync(self._plan)
+            ledger = await trio.to_thread.run_sync(self._plan)  # (a game's id names its bots' identities)
             summary = MatchSummary(
                 match_id=self.tid, results=self.s.results, players=self.s.players, variant=self.s.variant.value,
                 a=self.a.name, b=self.b.name, opponents=tuple(m.name for m in self.opponents), sprt=self.s.sprt,
                 status=self._status(None), counts=self.test.counts, bots=[self.bots[m.name] for m in self._bot_list()],
             )
-            summary.stored = len(self.outcomes)
-            summary.recovered = await trio.to_thread.run_sync(self._recover)
-            self._count_ready(report=False)
+            summary.stored = len(ledger.outcomes)
+            summary.recovered = await trio.to_thread.run_sync(self._recover, ledger)
+            for _ in ledger.count_ready():
+                pass
             summary.already = self.test.pairs
-            todo = 0 if self.test.stopped else sum(
-                1 for i in range(self.next_pair, self.max_pairs) for g in self.ids[i] if g not in self.outcomes
-            )
+            todo = ledger.missing()
             jobs = max(1, min(jobs, todo)) if todo else max(1, jobs)
             local.processes_per_bot = 2 * self.s.players + jobs - 1
             self.rep.planned(
@@ -408,10 +216,10 @@ class _Match:
             )
             if todo:
                 await trio.to_thread.run_sync(make_replay_folders, self.s.results)
-                await self._play(local, jobs, summary)
+                await self._play(local, jobs, summary, writer, ledger)
             summary.status = self._status(None)
             summary.counts = list(self.test.counts)
-            summary.halves = list(self.halves)
+            summary.halves = list(ledger.halves)
         return summary
 
     def _status(self, unit: int | None) -> MatchStatus:
@@ -422,38 +230,8 @@ class _Match:
             verdict=self.test.decided, estimate=self.test.estimate(), unit=None if unit is None else unit / steps,
         )
 
-    # -- the bots --
-
-    async def _enter_bots(self, local: LocalExecutor) -> None:
-        """Build and start every bot of the match once (its handshake), one at a time, so
-        that start-up times are measured on a quiet machine; any failure is an error."""
-        build_cache = self.s.results / "build"
-        for m in self._bot_list():
-            try:
-                spec = await build_in_thread(prepare_bot, m, build_cache, self.sandbox)
-            except BotError as exc:
-                raise ArenaError(f"{m.name} ({m.path}): build failed: {exc}") from None
-            row = await trio.to_thread.run_sync(self.store.bot, m.name, m.version, m.content_hash, str(m.path))
-            seat = SeatBot(spec, m)
-            player = local.new_player(seat)
-            t = trio.current_time()
-            try:
-                await player.start(self.s.time)
-            except BotFault as fault:
-                tail = player.stderr_tail().strip().splitlines()[-3:]
-                await player.close()
-                raise ArenaError(
-                    f"{m.name} ({m.path}): cannot start ({fault.kind}): {fault.message}"
-                    + (f" — stderr: {' | '.join(tail)}" if tail else "")
-                ) from None
-            self.seats[m.name] = seat
-            local.keep(m.name, player)  # for its first game
-            bot = MatchBot(m, row, round(1000 * (trio.current_time() - t), 1))
-            self.bots[m.name] = bot
-            self.rep.bot_ready(bot)
-
-    def _register(self) -> None:
-        cfg = {
+    def _config(self) -> dict[str, Any]:
+        return {
             "match": {
                 "a": self.a.name, "b": self.b.name, "opponents": [m.name for m in self.opponents],
                 "sprt": None if self.s.sprt is None else self.s.sprt.to_dict(), "games": self.s.max_games,
@@ -463,113 +241,110 @@ class _Match:
             "seed": self.s.seed,
             "time": time_dict(self.s.time),
         }
-        self.store.tournament(self.tid, self.s.players, self.s.variant.value, cfg)
+
+    def check_store(self) -> None:
+        """A tournament of the match's id already in the store must be this match: the same
+        bots, format, seed and time settings (its --sprt and --games may differ: the stored
+        pairs are counted again under the test asked for now). Another one (a match whose
+        id's hash is the same, a run's tournament of that name) is an error naming it."""
+        found = self.store.get_tournament(self.tid)
+        if found is None:
+            return
+        cfg, stored = self._config(), found.config
+        theirs = stored.get("match") if isinstance(stored, dict) else None
+        if not isinstance(theirs, dict):
+            what = "a tournament of `arena run`, not a match"
+        elif any(theirs.get(k) != cfg["match"][k] for k in ("a", "b", "opponents")) or any(
+            stored.get(k) != cfg[k] for k in ("players", "variant", "seed", "time")
+        ):
+            what = "another match: its bots, format, seed or time settings differ"
+        else:
+            return
+        raise ArenaError(
+            f"{self.store.path}: holds a tournament {self.tid} that is not this match ({what}); use another --results folder"
+        )
+
+    def _register(self) -> None:
+        """The match in the store as a tournament of its id, with its bots."""
+        self.store.tournament(self.tid, self.s.players, self.s.variant.value, self._config())
         self.store.set_entrants(self.tid, [b.row for b in self.bots.values()], [])
 
     # -- the pairs and what the store holds of them --
 
-    def _plan(self) -> None:
+    def _plan(self) -> PairLedger:
         """Every pair's games and ids; the complete ones already stored are linked to the
         match and their outcomes read."""
         names = [m.name for m in self.opponents]
         ident = {n: seat_identity(n, self.seats[n].manifest.content_hash) for n in self.seats}
+        pairs: list[MatchPair] = []
+        ids: list[tuple[str, str]] = []  # each pair's game ids: A's game, B's twin
         for pair in match_pairs(
             self.a.name, self.b.name, names, players=self.s.players, seed=self.s.seed, key=self.key, pairs=self.max_pairs
         ):
-            self.pairs.append(pair)
-            ids = tuple(game_id(self.config, pair.seed, [ident[n] for n in seats], self.s.time) for seats in pair.games)
-            self.ids.append(ids)  # type: ignore[arg-type]
-        flat = [g for ids in self.ids for g in ids]
+            pairs.append(pair)
+            a_id, b_id = (game_id(self.config, pair.seed, [ident[n] for n in seats], self.s.time) for seats in pair.games)
+            ids.append((a_id, b_id))
+        flat = [g for two in ids for g in two]
         if len(set(flat)) != len(flat):  # one id, one play: never two games under one name
             raise ArenaError(f"match {self.tid}: two of its games would be the same game (the same deal and seating)")
+        ledger = PairLedger(self.s.players, pairs, ids, self.test)
         done = self.store.completed_ids(flat)
         self.store.link_games(self.tid, sorted(done))
-        for gid, _set, _bot, rank, _points, autopilot, *_ in self.store.rated_seats(
-            self.tid, players=self.s.players, variant=self.s.variant.value
-        ):
-            if gid in done:
-                ranks, auto = self.outcomes.get(gid, ((), ()))
-                self.outcomes[gid] = ((*ranks, rank), (*auto, autopilot))
+        for gid, (ranks, autopilot) in self.store.seat_outcomes(sorted(done)).items():
+            ledger.record(gid, ranks, autopilot)
+        return ledger
 
-    def _recover(self) -> int:
+    def _recover(self, ledger: PairLedger) -> int:
         """Games of the match whose replay file is there but whose row is not (the arena was
         killed after writing the file and before committing the row): each file is trusted
         only once it is the very game expected and re-simulating it re-derives every outcome
         it records; it is then recorded from its file instead of being played again. A file
         that fails is reported and the game is played again. Returns how many were recorded."""
-        found: list[tuple[GameRecord, MatchPair]] = []
-        for pair, ids in zip(self.pairs, self.ids, strict=True):
+        found: list[tuple[str, GameRecord, str, list[int]]] = []
+        for pair, ids in zip(ledger.pairs, ledger.ids, strict=True):
             for gid, seats in zip(ids, pair.games, strict=True):
-                if gid in self.outcomes:
+                if ledger.known(gid):
                     continue
                 record = recover_record(
                     self.s.results / replay_relpath(gid), gid, seed=pair.seed, config=self.config,
                     bots=[(n, self.seats[n].manifest.version, self.seats[n].manifest.content_hash) for n in seats],
                     time=time_dict(self.s.time),
                 )
-                if record is None:
-                    continue
-                found.append((record, pair))
+                if record is not None:
+                    found.append((self.tid, record, pair.set_id, self._bot_ids(seats)))
         if found:
-            with self.store.batch():
-                for record, pair in found:
-                    self.store.add_game(self._new_game(record, pair), self.tid)
-            for record, _ in found:
-                self._keep(record)
+            commit_games(self.store, found, self.s.time)
+            for _, record, _, _ in found:
+                ledger.record(record.game_id, record.ranks, record.autopilot)
         return len(found)
 
-    def _keep(self, record: GameRecord) -> None:
-        n = self.config.players
-        self.outcomes[record.game_id] = (tuple(record.ranks[:n]), tuple(record.autopilot[:n]))
-
-    def _count_ready(self, *, report: bool = True) -> None:
-        """Count the pairs whose two games are in, in schedule order, up to the first that
-        is not (or until the test stops)."""
-        while self.next_pair < self.max_pairs and not self.test.stopped:
-            a_id, b_id = self.ids[self.next_pair]
-            if a_id not in self.outcomes or b_id not in self.outcomes:
-                return
-            pair = self.pairs[self.next_pair]
-            (a_ranks, a_auto), (b_ranks, b_auto) = self.outcomes[a_id], self.outcomes[b_id]
-            a_half = seat_half_points(a_ranks, a_auto, pair.seat)
-            b_half = seat_half_points(b_ranks, b_auto, pair.seat)
-            unit = unit_of(self.s.players, a_half, b_half)
-            self.test.add(unit)
-            self.halves.append((a_half, b_half))
-            self.next_pair += 1
-            if report:
-                self.rep.pair_done(self._status(unit))
+    def _bot_ids(self, seats: tuple[str, ...]) -> list[int]:
+        return [self.bots[n].row.id for n in seats]
 
     # -- playing --
 
-    def _jobs(self, retry: deque[GameJob]) -> Iterator[GameJob]:
+    def _jobs(self, ledger: PairLedger, retry: deque[GameJob]) -> Iterator[GameJob]:
         """The games still to play, in schedule order, made as the executor takes them
         (a void game first, to be played again); none once the test has stopped."""
-        for index in range(self.next_pair, self.max_pairs):
-            pair = self.pairs[index]
-            for gid, seats in zip(self.ids[index], pair.games, strict=True):
-                while retry:
-                    yield retry.popleft()
-                if self.test.stopped:
-                    return
-                if gid in self.outcomes:
-                    continue
-                yield GameJob(
-                    gid, tuple(self.seats[n] for n in seats), pair.seed, self.config, self.s.time, card_ids(self.key, gid)
-                )
+        for pair, gid, seats in ledger.to_play():
+            while retry:
+                yield retry.popleft()
+            if ledger.known(gid):  # (not while the retries were taken)
+                continue
+            yield GameJob(gid, tuple(self.seats[n] for n in seats), pair.seed, self.config, self.s.time, card_ids(self.key, gid))
         while retry and not self.test.stopped:
             yield retry.popleft()
 
-    async def _play(self, local: LocalExecutor, jobs: int, summary: MatchSummary) -> None:
-        writer = self.writer
-        assert writer is not None
-        pair_of = {gid: self.pairs[i] for i in range(self.next_pair, self.max_pairs) for gid in self.ids[i]}
+    async def _play(
+        self, local: LocalExecutor, jobs: int, summary: MatchSummary, writer: GameWriter, ledger: PairLedger
+    ) -> None:
+        pair_of = {gid: ledger.pairs[i] for i in range(ledger.next_pair, self.max_pairs) for gid in ledger.ids[i]}
         retry: deque[GameJob] = deque()
         tries: dict[str, int] = {}
 
         def finished(job: GameJob, record: GameRecord) -> None:
             pair = pair_of[job.game_id]
-            writer.submit(record, pair)
+            writer.submit(self.tid, record, pair.set_id, self._bot_ids(ledger.seats_of(pair, job.game_id)))
             if record.status == "void":
                 summary.void += 1
                 tries[job.game_id] = tries.get(job.game_id, 0) + 1
@@ -582,41 +357,23 @@ class _Match:
                     retry.append(job)
                 return
             summary.played += 1
-            self._keep(record)
-            self._count_ready()
+            ledger.record(record.game_id, record.ranks, record.autopilot)
+            for counted in ledger.count_ready():
+                self.rep.pair_done(self._status(counted.unit))
 
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._watch_signals, nursery.cancel_scope, summary, local)
+        async with stop_on_signals(local) as stop:
             await local.play(
-                self._jobs(retry), finished, concurrency=jobs,
+                self._jobs(ledger, retry), finished, concurrency=jobs,
                 keep_going=lambda: writer.error is None and self.failure is None and not self.test.stopped,
             )
-            nursery.cancel_scope.cancel()  # all played: stop watching signals
+        if stop.interrupted:
+            summary.interrupted = True
         if self.failure is not None:
             raise self.failure
-
-    async def _watch_signals(self, scope: trio.CancelScope, summary: MatchSummary, local: LocalExecutor) -> None:
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                summary.interrupted = True
-                local.hurry()  # every game and bot ends at once
-                scope.cancel()
-                return
-
-    # -- the store --
-
-    def _new_game(self, record: GameRecord, pair: MatchPair) -> NewGame:
-        seats = pair.games[0] if record.game_id == self.ids[pair.index][0] else pair.games[1]
-        return game_row(record, pair.set_id, [self.bots[n].row.id for n in seats], time_dict(self.s.time))
-
-    def _frame(self, item: tuple[GameRecord, MatchPair]) -> tuple[str, NewGame, str, bytes]:
-        record, pair = item
-        return self.tid, self._new_game(record, pair), replay_relpath(record.game_id), encode_replay(record.replay)
 
 
 __all__ = [
     "DEFAULT_OPPONENTS",
-    "MatchBot",
     "MatchPlan",
     "MatchReporter",
     "MatchSettings",
@@ -624,8 +381,5 @@ __all__ = [
     "MatchSummary",
     "SilentMatchReporter",
     "check_settings",
-    "example_bots_folder",
-    "match_id",
-    "resolve_bot",
     "run_match",
 ]

@@ -325,59 +325,81 @@ def _phi(z: float) -> float:
     return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
 
 
-def _elo_of(score: float) -> float | None:
-    """The logistic Elo of an expected score; None (unbounded) at 0 or 1 and beyond."""
-    if not 0.0 < score < 1.0:
-        return None
+def _elo_of(score: float) -> float:
+    """The logistic Elo of an expected score strictly between 0 and 1."""
     return -400.0 * math.log10(1.0 / score - 1.0)
 
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
-    """What the pairs say of B against A. ``score``: the mean unit (½: as good as A).
-    ``elo``/``elo_low``/``elo_high``: logistic Elo and its 95% interval (None: unbounded, a
-    perfect score or an interval reaching one); ``nelo``…: normalized Elo (None without
-    spread); ``los``: the likelihood of superiority, P(B better than A)."""
+    """What the pairs say of B against A, every figure a finite number. ``score``: the mean
+    unit (½: as good as A); ``elo``/``elo_low``/``elo_high``: logistic Elo and its 95%
+    interval; ``nelo``…: normalized Elo; ``los``: the likelihood of superiority, P(B better
+    than A). ``adjusted``: the pairs had no spread (every pair the same result: a perfect
+    score, identical deterministic bots, or the first pair), so the figures are those of the
+    pairs with half a pair of each extreme result added (:func:`estimate`), but ``elo``
+    wherever the pairs' own score has a finite one; ``score`` and ``stdev`` are always the
+    pairs' own."""
 
     pairs: int
     score: float
     stdev: float  # of one pair's unit
-    elo: float | None
-    elo_low: float | None
-    elo_high: float | None
-    nelo: float | None
-    nelo_low: float | None
-    nelo_high: float | None
+    elo: float
+    elo_low: float
+    elo_high: float
+    nelo: float
+    nelo_low: float
+    nelo_high: float
     los: float
+    adjusted: bool = False
 
 
 def estimate(counts: Sequence[int]) -> Estimate:
-    """Elo (logistic and normalized) with 95% intervals and the LOS from the pairs'
-    counts by cell (the normal approximation of the mean of the units, as fishtest's)."""
+    """Elo (logistic and normalized) with 95% intervals and the LOS from the pairs' counts by
+    cell, from the normal approximation of the mean of the units (as fishtest's).
+
+    Pairs without spread (every one the same result) give no interval and, away from ½, no
+    finite Elo: a perfect score is +∞ on the logistic scale, any constant result ±∞ on the
+    normalized one. Their figures are then those of the counts with half a pair added at
+    each extreme (a pair B lost outright, one B won outright: ±½ pair, the usual adjustment
+    of an all-win record), but for the logistic Elo of a score strictly between 0 and 1,
+    which is the pairs' own: after ``n`` perfect pairs, the Elo of ``(n + ½) / (n + 1)``,
+    that is ``400 log10(2n + 1)``. An interval's end beyond what the pairs can show (a score of 0 or
+    1) is taken at that same most they can show, ``(n + ½) / (n + 1)`` or ``½ / (n + 1)``,
+    or at the estimate itself where that is further out."""
     n = sum(counts)
     if n <= 0:
-        return Estimate(0, 0.5, 0.0, 0.0, None, None, 0.0, None, None, 0.5)
+        return Estimate(0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5)
     values = _grid(counts)
     mu, var = _mean_var(values, [c / n for c in counts])
     var = max(var, 0.0)
-    se = math.sqrt(var / n)
+    weights = [float(c) for c in counts]
+    adjusted = var <= 0.0
+    if adjusted:
+        weights[0] += 0.5
+        weights[-1] += 0.5
+    total = sum(weights)
+    m, v = _mean_var(values, [w / total for w in weights])
+    se = math.sqrt(max(v, 0.0) / total)
     if se > 0.0:
-        los_value = _phi((mu - 0.5) / se)
+        los_value = _phi((m - 0.5) / se)
     else:
-        los_value = 1.0 if mu > 0.5 else 0.0 if mu < 0.5 else 0.5
-    low, high = mu - Z95 * se, mu + Z95 * se
-    sigma_game = math.sqrt(2.0 * var)
+        los_value = 1.0 if m > 0.5 else 0.0 if m < 0.5 else 0.5
+    low, high = m - Z95 * se, m + Z95 * se
+    sigma_game = math.sqrt(2.0 * v)
     if sigma_game > 0.0:
-        nelo = (mu - 0.5) / sigma_game * NELO_PER_T
+        nelo = (m - 0.5) / sigma_game * NELO_PER_T
         nelo_low = (low - 0.5) / sigma_game * NELO_PER_T
         nelo_high = (high - 0.5) / sigma_game * NELO_PER_T
-    else:
-        nelo = 0.0 if mu == 0.5 else None
-        nelo_low = nelo_high = nelo
+    else:  # (not reached: the adjustment gives every count a spread)
+        nelo = nelo_low = nelo_high = 0.0
+    point = mu if 0.0 < mu < 1.0 else m  # the pairs' own score wherever its Elo is finite
+    # (+ 0.0 below: an even score is Elo 0, never -0)
+    floor, cap = min(point, 0.5 / (n + 1)), max(point, (n + 0.5) / (n + 1))
     return Estimate(
-        pairs=n, score=mu, stdev=math.sqrt(var), elo=_elo_of(mu), elo_low=_elo_of(low) if low > 0.0 else None,
-        elo_high=_elo_of(high) if high < 1.0 else None, nelo=nelo, nelo_low=nelo_low, nelo_high=nelo_high,
-        los=los_value,
+        pairs=n, score=mu, stdev=math.sqrt(var), elo=_elo_of(point) + 0.0, elo_low=_elo_of(min(max(low, floor), cap)),
+        elo_high=_elo_of(max(min(high, cap), floor)), nelo=nelo, nelo_low=nelo_low, nelo_high=nelo_high,
+        los=los_value, adjusted=adjusted,
     )
 
 

@@ -705,27 +705,23 @@ class Store:
         return True
 
     @_reading
-    def rated_seats(
-        self, tournament_id: str | None, *, players: int, variant: str
-    ) -> list[tuple[str, str, int, int, int, bool, dict[str, int], float | None, float | None]]:
-        """What a leaderboard reads of the complete games of one format (of one tournament, or
-        all), lean: per seat ``(game id, set id, bot id, rank, points, autopilot, faults,
-        cpu_ms, peak_mb)``, games oldest first (as :meth:`games`), seats in seat order."""
-        where = ["g.status = 'complete'", "g.players = ?", "g.variant = ?"]
-        args: list[Any] = [players, variant]
-        if tournament_id is not None:
-            where.append("g.id IN (SELECT game_id FROM tournament_games WHERE tournament_id = ?)")
-            args.append(tournament_id)
-        cursor = self._conn.execute(
-            "SELECT g.id, g.set_id, s.bot_id, s.rank, s.points, s.autopilot, s.faults, s.cpu_ms, s.peak_mb "
-            "FROM games g JOIN game_seats s ON s.game_id = g.id WHERE " + " AND ".join(where)
-            + " ORDER BY g.rowid, s.seat",
-            args,
-        )
-        return [
-            (game_id, set_id, bot_id, rank, points, bool(autopilot), {} if faults == "{}" else json.loads(faults), cpu_ms, peak_mb)
-            for game_id, set_id, bot_id, rank, points, autopilot, faults, cpu_ms, peak_mb in cursor
-        ]
+    def seat_outcomes(self, game_ids: Iterable[str]) -> dict[str, tuple[tuple[int, ...], tuple[bool, ...]]]:
+        """The ranks and autopilot flags of these games' seats, in seat order, by game id
+        (what a match's pairs are scored from); games with no seat row are left out."""
+        wanted = list(game_ids)
+        seats: dict[str, tuple[list[int], list[bool]]] = {}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            rows = self._conn.execute(
+                f"SELECT game_id, rank, autopilot FROM game_seats WHERE game_id IN ({','.join('?' * len(chunk))}) "
+                "ORDER BY game_id, seat",
+                chunk,
+            )
+            for gid, rank, autopilot in rows:
+                ranks, auto = seats.setdefault(gid, ([], []))
+                ranks.append(int(rank))
+                auto.append(bool(autopilot))
+        return {gid: (tuple(ranks), tuple(auto)) for gid, (ranks, auto) in seats.items()}
 
     # -- the deal key -------------------------------------------------------------------
 

@@ -117,6 +117,8 @@ def test_a_and_bs_games_in_a_pair_share_the_deal_and_the_seat() -> None:
         (["random", "greedy", "-o", "greedy"], "--opponent is for matches of 3 to 5 players"),
         (["random", "greedy", "--games", "5"], "--games 5: a match plays whole pairs"),
         (["random", "greedy", "--variant", "dummy", "-p", "3"], "dummy"),
+        (["nowhere/mybot", "greedy"], "A 'nowhere/mybot': no such bot (not a file or folder"),
+        (["random", "greedy", "--sprt", "alpha=0.7"], "--sprt 'alpha=0.7': alpha must be between 0 and 0.5"),
     ],
 )
 def test_what_a_user_gets_wrong_is_one_clear_line(tmp_path: Path, args: list[str], message: str) -> None:
@@ -142,6 +144,28 @@ def test_a_bot_that_cannot_start_stops_the_match_naming_it(tmp_path: Path) -> No
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1].startswith("error: silent (")
     assert "cannot start (timeout)" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_results_folder_holding_another_tournament_of_the_matchs_id_is_refused(tmp_path: Path) -> None:
+    """The match's id names its bots and format and hashes the rest: a tournament of that id
+    that is not this match (here the store's row crafted to another config) is one line naming
+    the database and the id, and nothing of the store is changed."""
+    res = tmp_path / "res"
+    doc = match("random", "greedy", "--games", "2", "--results", str(res))
+    with sqlite3.connect(res / DB_NAME) as conn:
+        conn.execute(
+            "UPDATE tournaments SET config = ? WHERE id = ?", (json.dumps({"players": 2, "bots_dir": "bots"}), doc["match"])
+        )
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "match", "random", "greedy", "--games", "2", "--results", str(res),
+         "--sandbox", "none"],
+        capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert str(res / DB_NAME) in line and doc["match"] in line and "not a match" in line, line
+    with open_store(res, create=False) as store:
+        assert store.get_tournament(doc["match"]).config == {"players": 2, "bots_dir": "bots"}
 
 
 def test_two_bots_of_one_name_are_refused(tmp_path: Path) -> None:

@@ -122,9 +122,77 @@ def test_estimate_of_known_counts() -> None:
     assert e.elo_low == pytest.approx(-400 * math.log10(1 / (0.75 - 1.959963984540054 * se) - 1))
     assert e.los == pytest.approx(0.5 * (1 + math.erf((0.25 / se) / math.sqrt(2))))
     assert e.nelo == pytest.approx(0.25 / math.sqrt(2 * 0.0625) * NELO_PER_T)
-    perfect = estimate([0, 0, 0, 0, 3])
-    assert perfect.elo is None and perfect.los == 1.0  # no finite Elo for a perfect score
+    assert not e.adjusted
     assert estimate([0] * 5).pairs == 0
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_perfect_score_has_the_elo_of_half_a_pair_more_each_way(players: int) -> None:
+    """B won (or lost) every pair outright: no finite Elo as it is, so the figures are those
+    of the pairs with half a pair won and half a pair lost added: after n pairs the Elo of
+    (n + ½) / (n + 1), 400 log10(2n + 1); the interval ends below it, and nothing is
+    infinite or missing."""
+    top = cells(players) - 1
+    for n in (1, 3, 10, 200):
+        won = estimate([0] * top + [n])
+        lost = estimate([n] + [0] * top)
+        assert won.adjusted and lost.adjusted and won.score == 1.0 and lost.score == 0.0
+        assert won.elo == pytest.approx(400 * math.log10(2 * n + 1))
+        assert lost.elo == pytest.approx(-won.elo)
+        assert won.elo_low < won.elo == won.elo_high and lost.elo_low == lost.elo < lost.elo_high
+        assert won.nelo_low < won.nelo < won.nelo_high and won.los > 0.5 > lost.los
+        for figure in (won, lost):
+            values = [getattr(figure, f) for f in ("elo", "elo_low", "elo_high", "nelo", "nelo_low", "nelo_high", "los")]
+            assert all(isinstance(v, float) and math.isfinite(v) for v in values), figure
+    # More pairs, more Elo: the estimate grows with the evidence.
+    assert estimate([0, 0, 0, 0, 10]).elo_low > estimate([0, 0, 0, 0, 3]).elo_low
+
+
+def test_an_interval_reaching_a_perfect_score_ends_at_the_most_the_pairs_can_show() -> None:
+    """One pair short of perfect out of 100: the normal interval passes 1; its top is taken
+    at what the pairs show, never past a score of 1 (no infinite Elo)."""
+    e = estimate([0, 0, 0, 1, 99])
+    assert not e.adjusted and e.elo == pytest.approx(-400 * math.log10(1 / 0.9975 - 1))
+    assert e.elo_low < e.elo == e.elo_high and math.isfinite(e.elo_high)
+
+
+@pytest.mark.parametrize("players", [2, 3, 5])
+def test_zero_spread_at_even_divides_by_nothing_and_reaches_h0(players: int) -> None:
+    """A deterministic A against its own copy: every pair exactly ½, no spread at all. The
+    estimate is Elo 0 with an interval that narrows as pairs come (half a pair each way
+    added), LOS 50%; the LLR falls by the same small step each pair and crosses H0 after
+    about 1,785 pairs at the default hypotheses (nElo 0 vs 10), 287 with elo1=25 (measured:
+    1,784 to 1,788 and 287 to 288 with 2 to 5 players: the empty cells' weight differs)."""
+    middle = (cells(players) - 1) // 2
+    for spec, pairs in ((SprtSpec(), 1786), (SprtSpec(0, 25), 287)):
+        test = SequentialTest(players, spec, 100_000)
+        llrs = []
+        while not test.stopped:
+            test.add(middle)
+            llrs.append(test.llr)
+        assert test.decided == "H0" and abs(test.pairs - pairs) <= 3
+        assert all(b < a for a, b in zip(llrs, llrs[1:]))  # every pair a step towards H0
+        e = test.estimate()
+        assert e.adjusted and e.score == 0.5 and e.stdev == 0.0
+        assert e.elo == 0.0 and e.nelo == 0.0 and e.los == 0.5 and -3 < e.elo_low < 0 < e.elo_high < 3
+    first = estimate([0] * middle + [1] + [0] * middle)
+    later = estimate([0] * middle + [100] + [0] * middle)
+    assert first.elo_high > later.elo_high > 0
+
+
+def test_the_json_figures_are_numbers_never_nan_or_infinite() -> None:
+    """What --json prints is strict JSON (no NaN or Infinity) for every kind of record."""
+    import json
+
+    from arena.match.progress import MatchStatus
+
+    for counts in ([0, 0, 0, 0, 5], [5, 0, 0, 0, 0], [0, 0, 9, 0, 0], [0, 0, 0, 1, 0], [0] * 5, [1, 2, 3, 2, 1]):
+        test = SequentialTest(2, SprtSpec(), 1000)
+        test.extend(j for j, c in enumerate(counts) for _ in range(c))
+        e = test.estimate()
+        status = MatchStatus(test.pairs, 1000, test.llr, -2.94, 2.94, test.decided, e)
+        doc = json.loads(json.dumps(status.to_dict(), allow_nan=False))
+        assert all(isinstance(doc[k], (int, float)) for k in ("elo", "elo_low", "elo_high", "nelo", "los", "llr"))
 
 
 def test_a_fixed_test_judges_only_at_the_end_and_a_stopped_test_takes_no_more() -> None:
