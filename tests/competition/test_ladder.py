@@ -168,3 +168,15 @@ def test_kill_9_mid_set_loses_no_game_and_plays_none_twice(tmp_path):
     replays = list((results / "replays").rglob("*.json.gz"))
     total = sqlite3.connect(results / "arena.db").execute("SELECT count(*) FROM games").fetchone()[0]
     assert len(replays) == total  # one replay per game, none written twice
+
+
+def test_the_ladder_refuses_a_bad_settings_file_naming_the_key(tmp_path):
+    config = tmp_path / "competition.toml"
+    config.write_text("[uploads]\nmax_bytes = -5\n")
+    ran = subprocess.run(
+        [sys.executable, "-m", "arena", "ladder", "--results", str(tmp_path / "r"), "--config", str(config)],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
+    )
+    assert ran.returncode == 1
+    assert "competition.toml: uploads.max_bytes must be a whole number" in ran.stderr
+    assert "Traceback" not in ran.stderr and not (tmp_path / "r").exists()
