@@ -180,3 +180,23 @@ def test_the_ladder_refuses_a_bad_settings_file_naming_the_key(tmp_path):
     assert ran.returncode == 1
     assert "competition.toml: uploads.max_bytes must be a whole number" in ran.stderr
     assert "Traceback" not in ran.stderr and not (tmp_path / "r").exists()
+
+
+def test_challenges_are_capped_per_team_and_in_all(tmp_path):
+    from arena.competition import RateLimited
+
+    competition = _competition(tmp_path, "[challenges]\nper_hour = 2\nmax_queued = 3\n")
+    results = tmp_path / "r"
+    teams = _teams(results, competition, ["alpha", "beta", "gamma"])
+    ladder = Ladder(results, competition)
+    for _ in range(2):
+        ladder.challenge(teams["alpha"], ["beta"], 1)
+    with pytest.raises(RateLimited) as caught:
+        ladder.challenge(teams["alpha"], ["gamma"], 1)
+    assert caught.value.retry_after > 3000
+    ladder.challenge(teams["beta"], ["gamma"], 1)
+    with pytest.raises(RateLimited, match="queue is full"):
+        ladder.challenge(teams["gamma"], ["alpha"], 1)
+    assert ladder.state().challenge_queue == 3
+    assert [c.team_id for c in ladder.challenges()] == [teams["beta"].id, teams["alpha"].id, teams["alpha"].id]
+    assert ladder.state().to_dict()["queues"] == {"validation": 0, "challenges": 3}
