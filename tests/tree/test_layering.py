@@ -28,6 +28,7 @@ PART_OF = {
     "tournament": "tournament",
     "match": "match",
     "executors": "executors",
+    "env": "env",
     "cli": "cli",
     "__main__": "main",
 }
@@ -47,7 +48,9 @@ ALLOWED = {
     "match": {"tournament", "executors", "store", "game"} | _BELOW_GAME,
     "report": {"tournament", "store", "game"} | _BELOW_GAME,
     "authoring": {"game"} | _BELOW_GAME,
-    "bench": {"tournament", "match", "executors", "store", "game"} | _BELOW_GAME,
+    # Reinforcement-learning environments: the engine, and the referee's bot layer for opponents.
+    "env": {"game"} | _BELOW_GAME,
+    "bench": {"tournament", "match", "executors", "store", "game", "env"} | _BELOW_GAME,
     "cli": {"tournament", "match", "executors", "store", "game", "report", "authoring", "bench"} | _BELOW_GAME,
     "main": {"cli"},
 }
@@ -57,6 +60,7 @@ THIRD_PARTY = {
     "protocol": {"msgspec"},
     "cli": {"msgspec", "trio", "typer", "rich", "dask", "distributed"},
     "tournament": {"msgspec", "trio", "dask", "distributed", "numpy"},  # numpy: the ratings' algebra
+    "env": {"msgspec", "trio", "numpy", "gymnasium", "pettingzoo"},  # the rl extra
 }
 THIRD_PARTY_DEFAULT = {"msgspec", "trio", "dask", "distributed"}
 
@@ -258,7 +262,7 @@ def test_package_inits_say_what_lives_there() -> None:
             continue
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
         assert doc, f"{module} has no docstring"
-        if module.count(".") == 1 and part_of(module) not in {"engine", "bots"}:  # (public APIs of their own)
+        if module.count(".") == 1 and part_of(module) not in {"engine", "bots", "env"}:  # (public APIs of their own)
             assert len(doc.splitlines()) == 2, f"{module}: {doc!r}"
             assert "import" in doc.splitlines()[1], f"{module}: its second line says what it may import"
             if part_of(module) != "cli":  # the command's entry point may live there
