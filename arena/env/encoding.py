@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.engine import DECK_COUNTS, KIND_INDEX, Observation
+from arena.engine import DECK_COUNTS, KIND_INDEX, KINDS, Observation
 
 K = len(DECK_COUNTS)  # 12 kinds, in the engine's order (RULES R1)
 MAX_SEATS = 5
@@ -45,8 +45,6 @@ def action_of(kinds: tuple[int, ...], dummy: bool) -> int:
 
 def describe_action(action: int) -> str:
     """An action in words, for error messages: ``"squid_nigiri"``, ``"wasabi+squid_nigiri"``..."""
-    from arena.engine import KINDS
-
     a = int(action)
     if not 0 <= a < N_ACTIONS:
         return f"{a} (not an action: 0 to {N_ACTIONS - 1})"
@@ -92,7 +90,8 @@ def action_mask(actions: dict[int, tuple[int, ...]]) -> np.ndarray:
 class SeatMemory:
     """What one seat has seen this game: the kind of every card id that was in its hand
     or in a tableau when it looked (legal card counting, RULES "What a bot may know").
-    Fed only with that seat's observations, in order."""
+    Fed with that seat's observations at its decisions, in order: exactly the acts a bot
+    of that seat receives, so that a bot's memory (arena.env.agent) is the same."""
 
     __slots__ = ("seen",)
 
@@ -107,9 +106,16 @@ class SeatMemory:
             for c in tableau:
                 seen[c.id] = KIND_INDEX[c.card]
 
-    def seen_counts(self) -> np.ndarray:
+    def seen_counts(self, obs: Observation) -> np.ndarray:
+        """Per kind, the cards seen so far, those ``obs`` shows included."""
+        seen = dict(self.seen)
+        for c in obs.hand:
+            seen[c.id] = KIND_INDEX[c.card]
+        for tableau in obs.tableaus:
+            for c in tableau:
+                seen[c.id] = KIND_INDEX[c.card]
         counts = np.zeros(K, dtype=np.float32)
-        for kind in self.seen.values():
+        for kind in seen.values():
             counts[kind] += 1
         return counts
 
@@ -146,8 +152,8 @@ _DECK = np.asarray(DECK_COUNTS, dtype=np.float32)
 
 
 def encode(obs: Observation, memory: SeatMemory) -> np.ndarray:
-    """The observation vector of ``obs`` (float32, length :data:`OBS_SIZE`); ``memory``
-    must already hold ``obs`` (:meth:`SeatMemory.update`)."""
+    """The observation vector of ``obs`` (float32, length :data:`OBS_SIZE`) for a seat
+    that remembers ``memory`` (its earlier decisions' observations)."""
     v = np.zeros(OBS_SIZE, dtype=np.float32)
     o = OFFSETS
     for c in obs.hand:
@@ -178,7 +184,7 @@ def encode(obs: Observation, memory: SeatMemory) -> np.ndarray:
     v[o["direction"]] = 1 if obs.direction == "left" else -1
     v[o["controls_dummy"]] = obs.dummy
     v[o["deciding"]] = bool(obs.legal)
-    seen = memory.seen_counts()
+    seen = memory.seen_counts(obs)
     v[o["seen"] : o["seen"] + K] = seen
     v[o["unseen"] : o["unseen"] + K] = _DECK - seen
     return np.clip(v, OBS_LOW, OBS_HIGH)

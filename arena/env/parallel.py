@@ -65,10 +65,12 @@ class Table:
         self.look()
 
     def look(self) -> None:
-        """Observe every player (the memories take in what each now sees)."""
+        """Observe every player; a player's memory takes in what it sees when it decides
+        (as a bot's: it is asked only then)."""
         self.raw = [observe(self.state, s) for s in range(self.config.players)]
         for memory, obs in zip(self.memories, self.raw, strict=True):
-            memory.update(obs)
+            if obs.legal:
+                memory.update(obs)
         self.actions = [legal_actions(obs) for obs in self.raw]
 
     def observation(self, seat: int) -> dict[str, np.ndarray]:
