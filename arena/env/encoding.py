@@ -65,11 +65,15 @@ def describe_action(action: int) -> str:
 def legal_actions(obs: Observation) -> dict[int, tuple[int, ...]]:
     """Each legal action of the seat, with the play it stands for (the first legal play,
     in R16 order, with those kinds). Empty when the seat does not decide this turn."""
-    kind_of = {c.id: KIND_INDEX[c.card] for c in obs.hand}
+    index = KIND_INDEX
+    kind_of = {c.id: index[c.card] for c in obs.hand}
     out: dict[int, tuple[int, ...]] = {}
     dummy = obs.dummy
     for play in obs.legal:
-        a = action_of(tuple(kind_of[c] for c in play), dummy)
+        if len(play) == 1:  # a single card: its kind is its action (SINGLE is 0)
+            a = kind_of[play[0]]
+        else:
+            a = action_of(tuple(map(kind_of.__getitem__, play)), dummy)
         if a not in out:
             out[a] = tuple(play)
     return out
@@ -93,30 +97,29 @@ class SeatMemory:
     Fed with that seat's observations at its decisions, in order: exactly the acts a bot
     of that seat receives, so that a bot's memory (arena.env.agent) is the same."""
 
-    __slots__ = ("seen",)
+    __slots__ = ("seen", "counts")
 
     def __init__(self) -> None:
         self.seen: dict[int, int] = {}
+        self.counts = [0] * K  # per kind, len(seen) split by kind
 
     def update(self, obs: Observation) -> None:
-        seen = self.seen
-        for c in obs.hand:
-            seen[c.id] = KIND_INDEX[c.card]
-        for tableau in obs.tableaus:
-            for c in tableau:
-                seen[c.id] = KIND_INDEX[c.card]
+        seen, counts = self.seen, self.counts
+        for cards in (obs.hand, *obs.tableaus):
+            for c in cards:
+                if c.id not in seen:
+                    k = seen[c.id] = KIND_INDEX[c.card]
+                    counts[k] += 1
 
-    def seen_counts(self, obs: Observation) -> np.ndarray:
+    def seen_counts(self, obs: Observation) -> list[int]:
         """Per kind, the cards seen so far, those ``obs`` shows included."""
-        seen = dict(self.seen)
-        for c in obs.hand:
-            seen[c.id] = KIND_INDEX[c.card]
-        for tableau in obs.tableaus:
-            for c in tableau:
-                seen[c.id] = KIND_INDEX[c.card]
-        counts = np.zeros(K, dtype=np.float32)
-        for kind in seen.values():
-            counts[kind] += 1
+        seen, counts = self.seen, self.counts[:]
+        extra: set[int] = set()
+        for cards in (obs.hand, *obs.tableaus):
+            for c in cards:
+                if c.id not in seen and c.id not in extra:
+                    extra.add(c.id)
+                    counts[KIND_INDEX[c.card]] += 1
         return counts
 
 
@@ -148,43 +151,54 @@ _at = 0
 for _name, _n, _, _ in FIELDS:
     OFFSETS[_name] = _at
     _at += _n
-_DECK = np.asarray(DECK_COUNTS, dtype=np.float32)
 
 
 def encode(obs: Observation, memory: SeatMemory) -> np.ndarray:
     """The observation vector of ``obs`` (float32, length :data:`OBS_SIZE`) for a seat
-    that remembers ``memory`` (its earlier decisions' observations)."""
-    v = np.zeros(OBS_SIZE, dtype=np.float32)
-    o = OFFSETS
+    that remembers ``memory`` (its earlier decisions' observations). Values past a
+    field's bounds (a score over 250) are clipped to them."""
+    v = [0.0] * OBS_SIZE
+    index = KIND_INDEX
+    at = _HAND
     for c in obs.hand:
-        v[o["hand"] + KIND_INDEX[c.card]] += 1
+        v[at + index[c.card]] += 1
     seats, me = obs.seats, obs.seat
     dummy_seat = obs.players if obs.variant == "dummy" else -1
+    tableaus, puddings, scores, sizes = obs.tableaus, obs.puddings, obs.scores, obs.hand_sizes
     for slot in range(seats):
         s = (me + slot) % seats
-        base = o["tableau"] + slot * K
-        on_wasabi = set()
-        wasabi = []
-        for c in obs.tableaus[s]:
-            k = KIND_INDEX[c.card]
+        base = _TABLEAU + slot * K
+        on_wasabi = 0
+        wasabi = 0
+        for c in tableaus[s]:
+            k = index[c.card]
             v[base + k] += 1
             if k == WASABI:
-                wasabi.append(c.id)
-            if c.wasabi is not None:
-                on_wasabi.add(c.wasabi)
-        v[o["free_wasabi"] + slot] = sum(1 for w in wasabi if w not in on_wasabi)
-        v[o["puddings"] + slot] = obs.puddings[s]
-        v[o["scores"] + slot] = obs.scores[s]
-        v[o["hand_sizes"] + slot] = obs.hand_sizes[s]
-        v[o["present"] + slot] = 1
-        v[o["is_dummy"] + slot] = s == dummy_seat
+                wasabi += 1
+            elif c.wasabi is not None:
+                on_wasabi += 1
+        v[_FREE + slot] = wasabi - on_wasabi
+        v[_PUDDINGS + slot] = puddings[s]
+        v[_SCORES + slot] = min(max(scores[s], _SCORE_LOW), _SCORE_HIGH)
+        v[_SIZES + slot] = sizes[s]
+        v[_PRESENT + slot] = 1
+        if s == dummy_seat:
+            v[_IS_DUMMY + slot] = 1
     if 1 <= obs.round <= 3:
-        v[o["round"] + obs.round - 1] = 1
-    v[o["turn"]] = obs.turn
-    v[o["direction"]] = 1 if obs.direction == "left" else -1
-    v[o["controls_dummy"]] = obs.dummy
-    v[o["deciding"]] = bool(obs.legal)
+        v[_ROUND + obs.round - 1] = 1
+    v[_TURN] = min(obs.turn, 11)
+    v[_DIRECTION] = 1 if obs.direction == "left" else -1
+    v[_CONTROLS] = 1 if obs.dummy else 0
+    v[_DECIDING] = 1 if obs.legal else 0
     seen = memory.seen_counts(obs)
-    v[o["seen"] : o["seen"] + K] = seen
-    v[o["unseen"] : o["unseen"] + K] = _DECK - seen
-    return np.clip(v, OBS_LOW, OBS_HIGH)
+    v[_SEEN : _SEEN + K] = seen
+    v[_UNSEEN : _UNSEEN + K] = [d - n for d, n in zip(DECK_COUNTS, seen, strict=True)]
+    return np.array(v, dtype=np.float32)
+
+
+_HAND, _TABLEAU, _FREE = OFFSETS["hand"], OFFSETS["tableau"], OFFSETS["free_wasabi"]
+_PUDDINGS, _SCORES, _SIZES = OFFSETS["puddings"], OFFSETS["scores"], OFFSETS["hand_sizes"]
+_PRESENT, _IS_DUMMY, _ROUND, _TURN = OFFSETS["present"], OFFSETS["is_dummy"], OFFSETS["round"], OFFSETS["turn"]
+_DIRECTION, _CONTROLS, _DECIDING = OFFSETS["direction"], OFFSETS["controls_dummy"], OFFSETS["deciding"]
+_SEEN, _UNSEEN = OFFSETS["seen"], OFFSETS["unseen"]
+_SCORE_LOW, _SCORE_HIGH = next((lo, hi) for name, _n, lo, hi in FIELDS if name == "scores")

@@ -72,14 +72,15 @@ class Table:
             if obs.legal:
                 memory.update(obs)
         self.actions = [legal_actions(obs) for obs in self.raw]
+        self.masks = [action_mask(a) for a in self.actions]
 
     def observation(self, seat: int) -> dict[str, np.ndarray]:
-        return {"observation": encode(self.raw[seat], self.memories[seat]), "action_mask": action_mask(self.actions[seat])}
+        return {"observation": encode(self.raw[seat], self.memories[seat]), "action_mask": self.masks[seat]}
 
     def info(self, seat: int, illegal: bool = False) -> dict[str, Any]:
         """``illegal``: the seat's last action was not legal (a fallback was played)."""
         return {
-            "action_mask": action_mask(self.actions[seat]),
+            "action_mask": self.masks[seat],
             "raw": self.raw[seat],
             "plays": dict(self.actions[seat]),
             "illegal": illegal,

@@ -61,6 +61,7 @@ THIRD_PARTY = {
     "cli": {"msgspec", "trio", "typer", "rich", "dask", "distributed"},
     "tournament": {"msgspec", "trio", "dask", "distributed", "numpy"},  # numpy: the ratings' algebra
     "env": {"msgspec", "trio", "numpy", "gymnasium", "pettingzoo"},  # the rl extra
+    "bench": {"msgspec", "trio", "dask", "distributed", "numpy"},  # numpy: `arena bench env`'s random masked actions
 }
 THIRD_PARTY_DEFAULT = {"msgspec", "trio", "dask", "distributed"}
 
