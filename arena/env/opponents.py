@@ -33,7 +33,7 @@ from arena.errors import ArenaError
 from arena.game.acts import ActWriter
 from arena.game.players import DEFAULT_TIME, BotFault, Player, TimeSettings, open_pool
 from arena.game.referee import fallback_play, game_start_message
-from protocol import Ack, Action, GameOver, LastAction, Ready, decode_request
+from protocol import Ack, Action, GameOver, LastAction, Ready, decode_request, encode_line
 from protocol.sdk import Bot, Session
 
 #: The example policies that run in this process, by name.
@@ -143,8 +143,9 @@ class Opponent:
         over = GameOver(
             id=self._next_id(), game_id=game.game_id, scores=list(res.scores), puddings=list(res.puddings),
             ranks=list(res.ranks), faults=dict(seat.faults), reason="complete",
-            events=[], last_action=seat.last_action,
+            events=game.writer.event_json(seat.cursor), last_action=seat.last_action,  # type: ignore[arg-type]
         )
+        over = decode_request(encode_line(over))  # the events as a bot reads them
         try:
             self._ask_ack(over)
         except BotFault as f:
