@@ -31,7 +31,7 @@ from arena.bots.strict import resolve_level
 from arena.engine import GameConfig, GameState, PlayError, check_play, result
 from arena.errors import ArenaError
 from arena.game.acts import ActWriter
-from arena.game.players import DEFAULT_TIME, BotFault, Player, TimeSettings, open_pool
+from arena.game.players import BotFault, Player, TimeSettings, open_pool
 from arena.game.referee import fallback_play, game_start_message
 from protocol import Ack, Action, GameOver, LastAction, Ready, decode_request, encode_line
 from protocol.sdk import Bot, Session
@@ -337,5 +337,3 @@ def make_opponents(
         player = thread.pool.player(bot_spec, version=manifest.version, content_hash=manifest.content_hash)
         out.append(ProcessOpponent(manifest.name, player, thread))
     return out
-
-DEFAULT_ENV_TIME = DEFAULT_TIME
