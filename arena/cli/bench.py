@@ -13,6 +13,7 @@ from arena.cli.options import JsonOption
 from arena.cli.render_bench import (
     print_cluster,
     print_engine,
+    print_env,
     print_referee,
     print_sandbox,
     print_scale,
@@ -57,6 +58,31 @@ def bench_engine_command(
         for n in counts:
             results.append(bench_engine(n, seconds, chosen.value))
     print_engine(out, results, chosen.value, as_json=json_output)
+
+
+@bench_app.command("env")
+def bench_env_command(
+    players: Annotated[
+        list[int] | None,
+        typer.Option("--players", "-p", min=2, max=5, help="Player counts to measure (repeatable). Default: 2 to 5."),
+    ] = None,
+    seconds: Annotated[float, typer.Option("--seconds", "-s", min=0.1, help="CPU seconds per player count.")] = 2.0,
+    variant: Annotated[Variant, typer.Option(help="Rules variant (dummy: 2 players).")] = Variant.STANDARD,
+    json_output: JsonOption = False,
+) -> None:
+    """PettingZoo steps with random masked actions vs the engine's own random playout, per decision (needs the rl extra)."""
+    try:
+        from arena.bench.env import bench_env
+    except ImportError as exc:
+        raise ArenaError(str(exc)) from None
+
+    chosen = variant
+    counts = players or ([2] if chosen is Variant.DUMMY else [2, 3, 4, 5])
+    if chosen is Variant.DUMMY and counts != [2]:
+        raise ArenaError("--variant dummy is a two-player variant: use --players 2")
+    with busy("benchmarking the environment…"):
+        results = [bench_env(n, seconds, chosen.value) for n in counts]
+    print_env(out, results, chosen.value, as_json=json_output)
 
 
 @bench_app.command("referee")

@@ -39,6 +39,27 @@ def print_engine(console: Console, results: list[Any], variant: str, *, as_json:
     console.print("[dim]ratio = engine games/s ÷ plain-playout games/s, measured interleaved in this run.[/dim]")
 
 
+def print_env(console: Console, results: list[Any], variant: str, *, as_json: bool) -> None:
+    """`arena bench env`: a row per player count; the JSON headline is the 4-player one."""
+    headline = next((r for r in results if r.players == 4), results[0])
+    if as_json:
+        print(json.dumps({"benchmark": "env", "players": headline.players, "cost": headline.cost,
+                          "env_us_per_decision": headline.env_us_per_decision,
+                          "per_players": {str(r.players): r.to_dict() for r in results}}))
+        return
+    table = Table(title=f"Environment: random masked {variant} steps vs the engine's random playout", title_justify="left")
+    for col in ("players", "env µs/decision", "engine µs/decision", "cost", "with observe() µs", "observe() cost"):
+        table.add_column(col, justify="right")
+    for r in results:
+        table.add_row(
+            str(r.players), f"{r.env_us_per_decision:.1f}", f"{r.engine_us_per_decision:.2f}", f"{r.cost:.2f}",
+            f"{r.observe_us_per_decision:.1f}", f"{r.observe_cost:.2f}",
+        )
+    console.print(table)
+    console.print("[dim]cost = CPU per decision ÷ the engine's, measured interleaved in this run; "
+                  "observe(): the playout that also observes each deciding seat (any observation's floor).[/dim]")
+
+
 def print_referee(console: Console, r: Any, *, as_json: bool) -> None:  # noqa: ANN401 - a RefereeBench
     """`arena bench referee`: the referee's cost per cycle beside raw pipes'."""
     if as_json:

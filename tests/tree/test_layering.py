@@ -30,6 +30,7 @@ PART_OF = {
     "match": "match",
     "competition": "competition",
     "executors": "executors",
+    "env": "env",
     "cli": "cli",
     "__main__": "main",
 }
@@ -51,7 +52,9 @@ ALLOWED = {
     "match": {"tournament", "runs", "executors", "store", "game"} | _BELOW_GAME,
     "report": {"tournament", "store", "game"} | _BELOW_GAME,
     "authoring": {"game"} | _BELOW_GAME,
-    "bench": {"tournament", "match", "runs", "executors", "store", "game"} | _BELOW_GAME,
+    # Reinforcement-learning environments: the engine, and the referee's bot layer for opponents.
+    "env": {"game"} | _BELOW_GAME,
+    "bench": {"tournament", "match", "runs", "executors", "store", "game", "env"} | _BELOW_GAME,
     # The competition server's core: it plays through the tournament and validates through authoring.
     "competition": {"tournament", "runs", "executors", "store", "game", "authoring"} | _BELOW_GAME,
     "cli": {"tournament", "match", "runs", "executors", "store", "game", "report", "authoring", "bench", "competition"} | _BELOW_GAME,
@@ -64,6 +67,8 @@ THIRD_PARTY = {
     "cli": {"msgspec", "trio", "typer", "rich", "dask", "distributed"},
     "tournament": {"msgspec", "trio", "dask", "distributed", "numpy"},  # numpy: the ratings' algebra
     "competition": {"msgspec", "trio", "argon2"},  # argon2: team tokens (the `serve` extra)
+    "env": {"msgspec", "trio", "numpy", "gymnasium", "pettingzoo"},  # the rl extra
+    "bench": {"msgspec", "trio", "dask", "distributed", "numpy"},  # numpy: `arena bench env`'s random masked actions
 }
 THIRD_PARTY_DEFAULT = {"msgspec", "trio", "dask", "distributed"}
 
@@ -265,7 +270,7 @@ def test_package_inits_say_what_lives_there() -> None:
             continue
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
         assert doc, f"{module} has no docstring"
-        if module.count(".") == 1 and part_of(module) not in {"engine", "bots"}:  # (public APIs of their own)
+        if module.count(".") == 1 and part_of(module) not in {"engine", "bots", "env"}:  # (public APIs of their own)
             assert len(doc.splitlines()) == 2, f"{module}: {doc!r}"
             assert "import" in doc.splitlines()[1], f"{module}: its second line says what it may import"
             if part_of(module) != "cli":  # the command's entry point may live there
