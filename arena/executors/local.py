@@ -10,7 +10,10 @@ game.
 Process reuse is this executor's business: a process never plays two games of one
 deal (:func:`~arena.game.referee.play_game` would restart it), so a bot keeps up to
 :attr:`LocalExecutor.processes_per_bot` processes and each new game takes one that has
-not seen its deal.
+not seen its deal. With :attr:`LocalExecutor.trusted_reuse` (a run's ``--trusted-reuse``,
+off by default) that rule is lifted for bots trusted not to remember a deal: a bot keeps
+one process per job at once, which plays every game it is dealt, the games of one deal
+included, and is restarted only when it crashed.
 """
 
 from __future__ import annotations
@@ -100,6 +103,9 @@ class LocalExecutor:
         #: How many processes a bot may have before an idle one is restarted for a game
         #: instead (the caller knows how many games of one deal a bot plays at once).
         self.processes_per_bot = processes_per_bot
+        #: Reuse a bot's process for games of a deal it has seen (see the module's
+        #: docstring): only for trusted bots, never the default.
+        self.trusted_reuse = False
         self.idle: dict[str, list[Player]] = {}
         #: Referee processes started and not yet in use (see :func:`open_local_executor`).
         self.referees: list[RefereeProcess] = []
@@ -139,8 +145,11 @@ class LocalExecutor:
     def _take(self, seat: SeatBot, seed: int, most: int) -> Player:
         """A player of the seat's bot for a game of the deal ``seed``: an idle one whose
         process has not seen that deal, else a new one while the bot has fewer than
-        ``most``, else an idle one (:func:`play_game` restarts it)."""
+        ``most``, else an idle one (:func:`play_game` restarts it). With
+        :attr:`trusted_reuse`, any idle one."""
         free = self.idle.setdefault(seat.name, [])
+        if self.trusted_reuse and free:
+            return free.pop()
         for i in range(len(free) - 1, -1, -1):
             if not free[i].has_seen(seed):
                 return free.pop(i)
@@ -156,7 +165,8 @@ class LocalExecutor:
         players = [self._take(seat, job.seed, most) for seat in job.seats]
         try:
             return await play_game(
-                players, job.config, job.seed, time_settings=job.time, game_id=job.game_id, ids=job.ids
+                players, job.config, job.seed, time_settings=job.time, game_id=job.game_id, ids=job.ids,
+                fresh_per_deal=not self.trusted_reuse,
             )
         finally:
             for seat, p in zip(job.seats, players, strict=True):
@@ -218,7 +228,7 @@ class LocalExecutor:
                     if self.pool.hurried:
                         referee.terminate()
                 try:
-                    record, cpu = await referee.play(job, per_referee)
+                    record, cpu = await referee.play(job, per_referee, trusted_reuse=self.trusted_reuse)
                 except RefereeGone as gone:
                     self._running.discard(referee)
                     await referee.aclose(hurried=True)

@@ -32,8 +32,9 @@ async def serve(jobs_fd: int, records_fd: int) -> None:
         nursery.start_soon(on_sigterm)
         cpu0 = time.process_time()
         while (message := await read_frame(inbox)) is not None:
-            job, processes_per_bot = message
+            job, processes_per_bot, trusted_reuse = message
             local.processes_per_bot = processes_per_bot
+            local.trusted_reuse = trusted_reuse
             data = encode_record(await local.play_one(job))
             cpu = time.process_time()
             await write_frame(outbox, (data, cpu - cpu0))

@@ -149,11 +149,14 @@ class RefereeProcess:
             return f"its referee process (pid {self.pid}) was killed by {name}"
         return f"its referee process (pid {self.pid}) exited with status {code}"
 
-    async def play(self, job: GameJob, processes_per_bot: int) -> tuple[GameRecord, float]:
-        """The record of ``job`` and the process's CPU seconds for it. Raises
-        :class:`RefereeGone` if the process ended first."""
+    async def play(
+        self, job: GameJob, processes_per_bot: int, *, trusted_reuse: bool = False
+    ) -> tuple[GameRecord, float]:
+        """The record of ``job`` and the process's CPU seconds for it, its bots reused as
+        a :class:`~arena.executors.local.LocalExecutor` with these settings reuses them.
+        Raises :class:`RefereeGone` if the process ended first."""
         try:
-            await write_frame(self._jobs, (job, processes_per_bot))
+            await write_frame(self._jobs, (job, processes_per_bot, trusted_reuse))
             answer = await read_frame(self._records)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError, pickle.UnpicklingError, EOFError):
             answer = None  # the process is gone or broke the stream: say which
