@@ -14,7 +14,7 @@ import resource
 import shutil
 import signal
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -288,15 +288,16 @@ class Jail:
             peak_mb=round(peak / MIB, 1) if peak else None,
         )
 
-    async def watch(self) -> None:
+    async def watch(self, sleep: Callable[[float], Awaitable[None]] = trio.sleep) -> None:
         """Until cancelled: sample the memory, and kill the bot when it goes over its CPU
-        time for this game or its temporary folder's size."""
+        time for this game or its temporary folder's size; ``sleep(WATCH_INTERVAL)``
+        between two looks (the bot's process sleeps longer while the bot is idle)."""
         limits = self.limits
         if self.level is Level.NONE:
             return
         beat = 0
         while True:
-            await trio.sleep(WATCH_INTERVAL)
+            await sleep(WATCH_INTERVAL)
             cpu, rss = self._cpu_and_rss()
             if rss:
                 self._peak_sampled = max(self._peak_sampled, rss)

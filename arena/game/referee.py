@@ -239,6 +239,8 @@ async def play_game(
     replay.void_reason = reason
     replay.stderr = [s.player.stderr_tail(reset=True)[-STDERR_TAIL_BYTES:] if s.player else "" for s in seats]
     replay.usage = [p.usage(i) for i, p in enumerate(players)]
+    for p in players:
+        p.end_game()
     duration = trio.current_time() - t0
     replay.timing = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
