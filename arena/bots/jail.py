@@ -265,7 +265,7 @@ class Jail:
         self._game_cpu0 = cpu or 0.0
         self._peak_sampled = rss or 0
         if self.cgroup is not None:
-            self.cgroup.reset_peak()
+            self.cgroup.reset_peak(rss if self.cgroup.memory is not None else None)
 
     def sample(self) -> None:
         """Take one memory sample now (the peak of a bot that dies between two of the
@@ -282,7 +282,7 @@ class Jail:
         cpu, rss = self._cpu_and_rss()
         peak = self._peak_sampled = max(self._peak_sampled, rss or 0)
         if self.cgroup is not None and self.cgroup.memory is not None:
-            peak = max(peak, self.cgroup.memory_peak() or 0)
+            peak = max(peak, self.cgroup.memory_peak(rss) or 0)
         return Usage(
             cpu_ms=None if cpu is None else round(1000 * (cpu - self._game_cpu0), 1),
             peak_mb=round(peak / MIB, 1) if peak else None,
