@@ -18,7 +18,7 @@ included, and is restarted only when it crashed.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 
@@ -39,6 +39,8 @@ MAX_REFEREE_DEATHS = 3
 #: chosen from, and how many recent deals each process remembers having played.
 LOOKAHEAD = 8
 REMEMBERED_DEALS = 64
+#: Jobs sent to a referee process at once: the one it plays and the next.
+AHEAD = 2
 
 
 class _Dealer:
@@ -211,24 +213,34 @@ class LocalExecutor:
         keep_going: Callable[[], bool] | None,
         concurrency: int,
     ) -> None:
-        """Play jobs in one referee process at a time: a process that dies has its game
+        """Play jobs in one referee process at a time, :data:`AHEAD` sent to it at once (the
+        next game starts as soon as the one before ends, not once this process has taken in
+        its record and answered; ``keep_going`` is asked before each job is sent, so one
+        sent job may still be played after it says stop): a process that dies has its games
         reported void, and the next job gets a new process."""
         # processes_per_bot allows for every job at once in one pool; a referee process
         # plays one game at a time.
         per_referee = max(1, self.processes_per_bot - (concurrency - 1))
         referee: RefereeProcess | None = None
+        sent: deque[GameJob] = deque()  # sent to the referee process, in the order it plays them
         stopped = False  # cancelled or failing: the process's bots end at once
         try:
-            for job in queue:
-                if self._failing or (keep_going is not None and not keep_going()):
+            while True:
+                while len(sent) < AHEAD and not self._failing and (keep_going is None or keep_going()):
+                    job = next(queue, None)
+                    if job is None:
+                        break
+                    if referee is None:
+                        referee = self.referees.pop() if self.referees else RefereeProcess()
+                        self._running.add(referee)
+                        if self.pool.hurried:
+                            referee.terminate()
+                    await referee.send(job, per_referee, trusted_reuse=self.trusted_reuse)
+                    sent.append(job)
+                if not sent or referee is None:
                     return
-                if referee is None:
-                    referee = self.referees.pop() if self.referees else RefereeProcess()
-                    self._running.add(referee)
-                    if self.pool.hurried:
-                        referee.terminate()
                 try:
-                    record, cpu = await referee.play(job, per_referee, trusted_reuse=self.trusted_reuse)
+                    record, cpu = await referee.receive()
                 except RefereeGone as gone:
                     self._running.discard(referee)
                     await referee.aclose(hurried=True)
@@ -240,14 +252,16 @@ class LocalExecutor:
                             return
                         self._failing = True
                         raise ArenaError(
-                            f"game {job.game_id}: {MAX_REFEREE_DEATHS} referee processes in a row ended before "
+                            f"game {sent[0].game_id}: {MAX_REFEREE_DEATHS} referee processes in a row ended before "
                             f"finishing a game (the last: {gone})"
                         ) from None
-                    on_record(job, void_record(job, reason))
+                    while sent:  # the game in play, and those sent after it
+                        job = sent.popleft()
+                        on_record(job, void_record(job, reason))
                     continue
                 self._deaths = 0
                 self.referee_cpu += cpu
-                on_record(job, record)
+                on_record(sent.popleft(), record)
         except BaseException:
             stopped = True
             raise

@@ -159,6 +159,15 @@ class RefereeProcess:
         """The record of ``job`` and the process's CPU seconds for it, its bots reused as
         a :class:`~arena.executors.local.LocalExecutor` with these settings reuses them.
         Raises :class:`RefereeGone` if the process ended first."""
+        await self.send(job, processes_per_bot, trusted_reuse=trusted_reuse)
+        return await self.receive()
+
+    async def send(self, job: GameJob, processes_per_bot: int, *, trusted_reuse: bool = False) -> None:
+        """Hand ``job`` to the process, which plays its jobs in the order sent; its record
+        is what the matching :meth:`receive` returns. A job sent while the process plays
+        the one before starts as soon as that one ends, without waiting for this process
+        to take in a record and send the next. Never raises: a process that is gone is
+        reported by :meth:`receive`."""
         # Each bot's spec and manifest go once: a job names its seats (pickling them again
         # for every game was most of this process's CPU per game at --jobs 2).
         new = []
@@ -170,8 +179,13 @@ class RefereeProcess:
         frame = (
             dataclasses.replace(job, seats=()), tuple(s.name for s in job.seats), new, processes_per_bot, trusted_reuse
         )
-        try:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             await write_frame(self._jobs, frame)
+
+    async def receive(self) -> tuple[GameRecord, float]:
+        """The record of the earliest job sent and not yet received, and the process's CPU
+        seconds for it. Raises :class:`RefereeGone` if the process ended first."""
+        try:
             answer = await read_frame(self._records)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError, pickle.UnpicklingError, EOFError):
             answer = None  # the process is gone or broke the stream: say which
