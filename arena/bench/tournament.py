@@ -323,7 +323,7 @@ def bench_tournament(
 
 def _cpu_scaling(one: Mode, two: Mode) -> float | None:
     """The games/s two jobs would give over one on two free cores, from the CPU per game
-    of each (the arena's and the bots'): what the machine's other load does not change."""
+    of each (the arena's and the bots'): less sensitive to the machine's other load than games/s."""
     if one.bots_cpu_ms_per_game is None or two.bots_cpu_ms_per_game is None:
         return None
     return 2 * (one.arena_cpu_ms_per_game + one.bots_cpu_ms_per_game) / (two.arena_cpu_ms_per_game + two.bots_cpu_ms_per_game)
