@@ -3,10 +3,14 @@ measured is the arena (schedule, referee, store, replays), not the bots.
 
 Six copies of the instant C bot of :mod:`arena.bench.referee` (each its own bot
 folder, so six distinct bots) play 4-player round-robins, each into a fresh results
-folder, in three configurations interleaved over several rounds of the same run (so
-that all three see the same machine load): ``--jobs 1``, ``--jobs 2``, and ``--jobs 2``
-recording nothing (the baseline for the store's cost). Reported, from the play phase
-only (after every bot's start):
+folder, in the configurations of :data:`CONFIGS` interleaved over several rounds of the
+same run (so that all see the same machine load): short runs (one deal of every table, 60
+games, by default) with ``--jobs 1``, ``--jobs 2``, and ``--jobs 2`` recording nothing
+(the baseline for the store's cost), each with the fairness rule in force (a bot process
+never plays a deal twice: fresh processes where it requires them); the same two job
+counts with ``--trusted-reuse`` (one process per bot per job, every game); and both of
+those again in long runs (:data:`LONG_DEALS` deals), where the processes a run starts are
+amortised as in a league. Reported, from the play phase only (after every bot's start):
 
 - games/s of each, and the scaling from 1 job to 2 (with 2 jobs, each plays in a
   referee process of its own: see :mod:`arena.executors.referees`);
@@ -28,6 +32,11 @@ only (after every bot's start):
   core hides it;
 - ``file_create_us``: what creating one empty file costs in the scratch folder, timed
   before the games (every recorded game creates one: its replay).
+- ``scaling_trusted``, ``scaling_long``, ``scaling_long_trusted``: the scaling from 1
+  job to 2 of the other runs, and ``modes``: each recorded configuration's games/s and
+  CPU ms per game (the arena's, the bots'), from which what each mode costs a game;
+  ``cpu_scaling``: the scaling from those CPU figures, 2 × CPU per game with 1 job ÷ with
+  2, what two otherwise idle cores would give (games/s depend on what else runs).
 
 The results folders are made in a scratch folder (removed afterwards) on the disk where a
 run's results would go: by default a hidden folder in the current directory, the folder of
@@ -63,6 +72,10 @@ from arena.tournament.settings import RunSettings, default_sandbox
 BOTS = 6
 PLAYERS = 4
 GAMES_PER_DEAL = math.comb(BOTS, PLAYERS) * PLAYERS  # every table under every rotation
+#: Deals of a long run: 600 games, in which the ~30 bot processes a run starts under the
+#: fairness rule (each bot keeps one per game of a set it may play at once) cost ~1 ms a
+#: game instead of ~10 (at ~20 ms a start), as in a league's runs of thousands of games.
+LONG_DEALS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +101,14 @@ class TournamentBench:
     referee_cpu_ms_per_game: float  # the two referee processes, with --jobs 2
     store_ms_per_game_jobs1: float  # writer CPU ms per game, with --jobs 1
     bot_start_ms: float  # CPU (arena + bot) of starting one bot process and ending it
+    long_deals: int  # deals per long run (60 games each)
+    scaling_trusted: float  # games/s with 2 jobs ÷ with 1, short runs, --trusted-reuse
+    scaling_long: float  # the same, long runs, the fairness rule in force
+    scaling_long_trusted: float  # the same, long runs, --trusted-reuse
+    modes: dict[str, dict[str, object]]  # every recorded configuration's Mode (see CONFIGS)
+    # 2 × (CPU per game with 1 job) ÷ (with 2), the arena's and the bots': the scaling two
+    # free cores would give, for "short", "trusted", "long" and "long_trusted" runs.
+    cpu_scaling: dict[str, float | None]
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -160,15 +181,49 @@ def bot_start_ms(bot: Path, build: Path, n: int = 10) -> float:
     return round(1000 * trio.run(cycle) / n, 2)
 
 
-def bench_tournament(games: int = 180, rounds: int = 3, scratch: Path | None = None) -> TournamentBench:
-    """Play about ``games`` 4-player games (whole duplicate sets) in each configuration,
-    split over ``rounds`` interleaved rounds, with every results folder in a scratch
-    folder made in ``scratch`` (see the module's docstring) and removed afterwards."""
+@dataclass(frozen=True, slots=True)
+class Mode:
+    """One configuration's figures, over every round: games, games/s, and CPU ms per game
+    of the arena (the run's process, its referee processes and the writer) and of the bots."""
+
+    jobs: int
+    trusted_reuse: bool
+    deals: int  # per run: 60 games each
+    games: int
+    games_per_s: float
+    arena_cpu_ms_per_game: float
+    bots_cpu_ms_per_game: float | None
+
+
+#: The configurations each round plays, in order: (jobs, recorded, trusted reuse, long).
+#: ``jobs1``, ``jobs2`` and ``unrecorded`` are the short runs the fields of
+#: :class:`TournamentBench` before :attr:`TournamentBench.modes` describe.
+CONFIGS: dict[str, tuple[int, bool, bool, bool]] = {
+    "jobs1": (1, True, False, False),
+    "jobs2": (2, True, False, False),
+    "unrecorded": (2, False, False, False),
+    "trusted_jobs1": (1, True, True, False),
+    "trusted_jobs2": (2, True, True, False),
+    "long_jobs1": (1, True, False, True),
+    "long_jobs2": (2, True, False, True),
+    "long_trusted_jobs1": (1, True, True, True),
+    "long_trusted_jobs2": (2, True, True, True),
+}
+
+
+def bench_tournament(
+    games: int = 180, rounds: int = 3, scratch: Path | None = None, long_deals: int = LONG_DEALS
+) -> TournamentBench:
+    """Play about ``games`` 4-player games (whole duplicate sets) in each short
+    configuration, split over ``rounds`` interleaved rounds, and in each round one run of
+    ``long_deals`` deals (60 games each) per long configuration (see :data:`CONFIGS`),
+    with every results folder in a scratch folder made in ``scratch`` (see the module's
+    docstring) and removed afterwards."""
     deals = max(1, round(games / GAMES_PER_DEAL / rounds))
     folder = scratch_folder(scratch)
     where = folder.parent
     create_us = _file_create_us(folder)
-    configs = {"jobs1": (1, True), "jobs2": (2, True), "unrecorded": (2, False)}
+    configs = CONFIGS
     played = dict.fromkeys(configs, 0)
     seconds = dict.fromkeys(configs, 0.0)
     cpu = dict.fromkeys(configs, 0.0)
@@ -180,18 +235,20 @@ def bench_tournament(games: int = 180, rounds: int = 3, scratch: Path | None = N
         bots = make_instant_bots(folder, BOTS)
         start_ms = bot_start_ms(bots / "instant0", folder / "start-build")
         for r in range(rounds):
-            for key, (jobs, record) in configs.items():
+            for key, (jobs, record, trusted, long) in configs.items():
+                run_deals = long_deals if long else deals
                 settings = RunSettings(
                     bots_dir=bots,
                     results=folder / f"results-{key}-{r}",
                     players=PLAYERS,
-                    deals=deals,
+                    deals=run_deals,
                     jobs=jobs,
                     time=TimeSettings(hello_ms=30_000, turn_ms=10_000, bank_ms=60_000),
                     record=record,
+                    trusted_reuse=trusted,
                 )
                 summary = run_tournament(settings)
-                if summary.void or summary.played != deals * GAMES_PER_DEAL:
+                if summary.void or summary.played != run_deals * GAMES_PER_DEAL:
                     raise ArenaError(
                         f"bench tournament: {summary.played} games played, {summary.void} void: {summary.void_reasons[:1]}"
                     )
@@ -204,6 +261,7 @@ def bench_tournament(games: int = 180, rounds: int = 3, scratch: Path | None = N
                 if record:
                     with open_store(settings.results, create=False) as store:
                         bots_cpu[key] += [s.cpu_ms for g in store.games() for s in g.seats]
+                shutil.rmtree(settings.results, ignore_errors=True)  # the long runs' replays add up
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     rate = {k: played[k] / seconds[k] for k in configs}
@@ -216,6 +274,19 @@ def bench_tournament(games: int = 180, rounds: int = 3, scratch: Path | None = N
     def main_ms(key: str) -> float:  # the run's own process: all but the writer and the referees
         return 1000 * (cpu[key] - store_cpu[key] - referee_cpu[key]) / played[key]
 
+    modes = {
+        key: Mode(
+            jobs=jobs,
+            trusted_reuse=trusted,
+            deals=long_deals if long else deals,
+            games=played[key],
+            games_per_s=rate[key],
+            arena_cpu_ms_per_game=1000 * cpu[key] / played[key],
+            bots_cpu_ms_per_game=bots_ms(key),
+        )
+        for key, (jobs, record, trusted, long) in configs.items()
+        if record
+    }
     return TournamentBench(
         games=n,
         rounds=rounds,
@@ -238,4 +309,21 @@ def bench_tournament(games: int = 180, rounds: int = 3, scratch: Path | None = N
         referee_cpu_ms_per_game=1000 * referee_cpu["jobs2"] / n,
         store_ms_per_game_jobs1=1000 * store_cpu["jobs1"] / played["jobs1"],
         bot_start_ms=start_ms,
+        long_deals=long_deals,
+        scaling_trusted=rate["trusted_jobs2"] / rate["trusted_jobs1"],
+        scaling_long=rate["long_jobs2"] / rate["long_jobs1"],
+        scaling_long_trusted=rate["long_trusted_jobs2"] / rate["long_trusted_jobs1"],
+        modes={k: asdict(m) for k, m in modes.items()},
+        cpu_scaling={
+            name: _cpu_scaling(modes[f"{prefix}jobs1"], modes[f"{prefix}jobs2"])
+            for name, prefix in (("short", ""), ("trusted", "trusted_"), ("long", "long_"), ("long_trusted", "long_trusted_"))
+        },
     )
+
+
+def _cpu_scaling(one: Mode, two: Mode) -> float | None:
+    """The games/s two jobs would give over one on two free cores, from the CPU per game
+    of each (the arena's and the bots'): less sensitive to the machine's other load than games/s."""
+    if one.bots_cpu_ms_per_game is None or two.bots_cpu_ms_per_game is None:
+        return None
+    return 2 * (one.arena_cpu_ms_per_game + one.bots_cpu_ms_per_game) / (two.arena_cpu_ms_per_game + two.bots_cpu_ms_per_game)

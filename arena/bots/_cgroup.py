@@ -279,6 +279,20 @@ def _flat_keyed(path: Path) -> dict[str, int]:
     return out
 
 
+def _usage_usec(data: bytes | None) -> int | None:
+    """``usage_usec`` of a cgroup v2 ``cpu.stat`` (its first line, where the kernel puts it)."""
+    if data is None:
+        return None
+    for line in data.split(b"\n"):
+        key, _, value = line.partition(b" ")
+        if key == b"usage_usec":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
 class BotCgroup:
     """The groups of one bot process tree. Make it before the spawn, pass
     :meth:`join_hook` to run in the child, and :meth:`remove` it after the tree is gone."""
@@ -315,6 +329,9 @@ class BotCgroup:
                 self._procs_fds.append(os.open(folder / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC))
         self._peak_sampled = 0
         self._final: tuple[float, int] | None = None
+        # The files read at every game's start and end, kept open (an open of a control
+        # file costs more than its read) and closed by remove().
+        self._kept: dict[Path, int] = {}
 
     def _make(self, base: Path | None, name: str) -> Path | None:
         if base is None:
@@ -356,16 +373,45 @@ class BotCgroup:
 
     # -- measuring ---------------------------------------------------------------------
 
+    def _read_kept(self, path: Path) -> bytes | None:
+        """``path``'s bytes, read again from the start of a file kept open."""
+        fd = self._kept.get(path)
+        if fd is None:
+            try:
+                fd = self._kept[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                return None
+        try:
+            return os.pread(fd, 1 << 16, 0)
+        except OSError:
+            return None
+
+    def _kept_int(self, path: Path) -> int | None:
+        data = self._read_kept(path)
+        try:
+            return int(data.split()[0]) if data is not None else None
+        except (ValueError, IndexError):
+            return None
+
+    def _close_kept(self) -> None:
+        for fd in self._kept.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._kept.clear()
+
+    def __del__(self) -> None:
+        self._close_kept()  # a group dropped without remove() (a spawn that failed) leaks no fd
+
     def cpu_seconds(self) -> float | None:
         """CPU time used by every process that was ever in the group (user + system)."""
         if self._final is not None:
             return self._final[0]
         if self.unified is not None:
-            usec = _flat_keyed(self.unified / "cpu.stat").get("usage_usec")
+            usec = _usage_usec(self._read_kept(self.unified / "cpu.stat"))
             if usec is not None:
                 return usec / 1e6
         if self.cpuacct is not None:
-            ns = _read_int(self.cpuacct / "cpuacct.usage")
+            ns = self._kept_int(self.cpuacct / "cpuacct.usage")
             if ns is not None:
                 return ns / 1e9
         return None
@@ -374,31 +420,33 @@ class BotCgroup:
         if self.memory is None:
             return None
         name = "memory.current" if self.support.memory_v2 else "memory.usage_in_bytes"
-        return _read_int(self.memory / name)
+        return self._kept_int(self.memory / name)
 
-    def memory_peak(self) -> int | None:
+    def memory_peak(self, now: int | None = None) -> int | None:
         """Peak memory (bytes) since the last :meth:`reset_peak`, as the kernel keeps it
-        (or, where it keeps none, the highest of the samples taken)."""
+        (or, where it keeps none, the highest of the samples taken); ``now``: the memory
+        the caller has just read (:meth:`memory_now`), else it is read here."""
         if self._final is not None:
             return self._final[1]
         if self.memory is None:
             return None
         if self.support.memory_v2:
-            peak = _read_int(self.memory / "memory.peak")
+            peak = self._kept_int(self.memory / "memory.peak")
         else:
-            peak = _read_int(self.memory / "memory.max_usage_in_bytes")
-        now = self.memory_now() or 0
+            peak = self._kept_int(self.memory / "memory.max_usage_in_bytes")
+        now = (self.memory_now() if now is None else now) or 0
         self._peak_sampled = max(self._peak_sampled, now)
         return max(peak or 0, self._peak_sampled) if peak is not None or now else None
 
-    def reset_peak(self) -> None:
+    def reset_peak(self, now: int | None = None) -> None:
+        """Count the peak afresh from now (``now``: as in :meth:`memory_peak`)."""
         self._peak_sampled = 0
         if self.memory is not None and not self.support.memory_v2:
             _write(self.memory / "memory.max_usage_in_bytes", "0")
         # v2's memory.peak can only be reset per open file (Linux 6.12): the samples
         # above serve instead there.
         if self.memory is not None and self.support.memory_v2:
-            self._peak_sampled = self.memory_now() or 0
+            self._peak_sampled = (self.memory_now() if now is None else now) or 0
 
     def oom_kills(self) -> int:
         """How many processes of the group the kernel killed for going over its memory cap."""
@@ -451,6 +499,7 @@ class BotCgroup:
         still there, if any (the groups then stay, and are logged)."""
         if self._final is None:
             self._final = (self.cpu_seconds() or 0.0, self.memory_peak() or 0)
+        self._close_kept()
         self.spawned()
         deadline = time.monotonic() + wait_s
         left: list[int] = []

@@ -14,7 +14,7 @@ import resource
 import shutil
 import signal
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -265,7 +265,7 @@ class Jail:
         self._game_cpu0 = cpu or 0.0
         self._peak_sampled = rss or 0
         if self.cgroup is not None:
-            self.cgroup.reset_peak()
+            self.cgroup.reset_peak(rss if self.cgroup.memory is not None else None)
 
     def sample(self) -> None:
         """Take one memory sample now (the peak of a bot that dies between two of the
@@ -282,21 +282,22 @@ class Jail:
         cpu, rss = self._cpu_and_rss()
         peak = self._peak_sampled = max(self._peak_sampled, rss or 0)
         if self.cgroup is not None and self.cgroup.memory is not None:
-            peak = max(peak, self.cgroup.memory_peak() or 0)
+            peak = max(peak, self.cgroup.memory_peak(rss) or 0)
         return Usage(
             cpu_ms=None if cpu is None else round(1000 * (cpu - self._game_cpu0), 1),
             peak_mb=round(peak / MIB, 1) if peak else None,
         )
 
-    async def watch(self) -> None:
+    async def watch(self, sleep: Callable[[float], Awaitable[None]] = trio.sleep) -> None:
         """Until cancelled: sample the memory, and kill the bot when it goes over its CPU
-        time for this game or its temporary folder's size."""
+        time for this game or its temporary folder's size; ``sleep(WATCH_INTERVAL)``
+        between two looks (the bot's process sleeps longer while the bot is idle)."""
         limits = self.limits
         if self.level is Level.NONE:
             return
         beat = 0
         while True:
-            await trio.sleep(WATCH_INTERVAL)
+            await sleep(WATCH_INTERVAL)
             cpu, rss = self._cpu_and_rss()
             if rss:
                 self._peak_sampled = max(self._peak_sampled, rss)

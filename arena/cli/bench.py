@@ -126,15 +126,17 @@ def bench_tournament_command(
         typer.Option("--games", "-g", min=60, help="About this many 4-player games per configuration (whole rounds of 60 games, one deal of every table)."),
     ] = 180,
     rounds: Annotated[int, typer.Option(min=1, help="Interleaved rounds the games are split over.")] = 3,
+    long_deals: Annotated[int, typer.Option("--long-deals", min=1, help="Deals (60 games each) of each long run, one per round and configuration.")] = 10,
     scratch: ScratchOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Whole tournaments of six instant C bots (needs `cc`) with --jobs 1, --jobs 2, and
-    --jobs 2 recording nothing: games/s, the scaling, and what the store costs."""
+    --jobs 2 recording nothing, then both job counts with --trusted-reuse, and long runs
+    of each: games/s, the scaling, and what the store and each mode cost."""
     from arena.bench.tournament import bench_tournament
 
     with busy("benchmarking tournaments…"):
-        r = bench_tournament(games, rounds, scratch)
+        r = bench_tournament(games, rounds, scratch, long_deals)
     print_tournament(out, r, as_json=json_output)
 
 

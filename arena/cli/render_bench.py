@@ -127,6 +127,29 @@ def print_tournament(console: Console, r: Any, *, as_json: bool) -> None:  # noq
         f"one bot process: {r.bot_start_ms:.1f} ms",
         highlight=False,
     )
+    modes = Table(
+        title=f"Process reuse: short runs ({r.modes['jobs1']['games'] // r.rounds:,} games) and long runs "
+        f"({r.long_deals} deals, {r.modes['long_jobs1']['games'] // r.rounds:,} games)",
+        title_justify="left",
+    )
+    for col in ("run", "processes", "jobs", "games/s", "scaling", "CPU scaling", "arena CPU ms/game", "bots CPU ms/game"):
+        modes.add_column(col, justify="right")
+    scalings = {"": r.scaling, "trusted_": r.scaling_trusted, "long_": r.scaling_long, "long_trusted_": r.scaling_long_trusted}
+    for (prefix, scaling), cpu_scaling in zip(scalings.items(), r.cpu_scaling.values(), strict=True):
+        for jobs in (1, 2):
+            m = r.modes[f"{prefix}jobs{jobs}"]
+            bots_ms = m["bots_cpu_ms_per_game"]
+            modes.add_row(
+                "long" if prefix.startswith("long") else "short",
+                "trusted reuse" if m["trusted_reuse"] else "fresh per deal",
+                str(jobs),
+                f"{m['games_per_s']:,.1f}",
+                f"{scaling:.2f}" if jobs == 2 else "",
+                (f"{cpu_scaling:.2f}" if cpu_scaling is not None else "?") if jobs == 2 else "",
+                f"{m['arena_cpu_ms_per_game']:.2f}",
+                f"{bots_ms:.2f}" if bots_ms is not None else "?",
+            )
+    console.print(modes)
 
 
 def print_cluster(console: Console, r: Any, slots: int, *, as_json: bool) -> None:  # noqa: ANN401 - a ClusterBench

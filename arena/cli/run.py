@@ -34,6 +34,7 @@ def run_command(
     seed: Annotated[int | None, typer.Option(min=0, help="The tournament's seed: same seed and bots, same games (default 0).")] = None,
     gauntlet: Annotated[str | None, typer.Option(help="Only the tables of this bot: that bot against the field.")] = None,
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Games at once (default: cores ÷ seats, at least 1).")] = None,
+    trusted_reuse: Annotated[bool | None, typer.Option("--trusted-reuse", help="Reuse each bot's process for every game it is dealt, the games of one duplicate deal included (faster; only for bots trusted not to remember a deal: by default a process never plays a deal twice).")] = None,
     cluster: Annotated[str | None, typer.Option(help="Play the games on a Dask cluster: tcp://HOST:8786, or local:N worker processes here (needs the `cluster` extra; see docs/cluster.md).")] = None,
     results: Annotated[Path | None, typer.Option("--results", "-r", help="The results folder (default results/).")] = None,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML file holding any of these settings.")] = None,
@@ -62,7 +63,7 @@ def run_command(
         "variant": variant.value if variant is not None else None, "seed": seed, "gauntlet": gauntlet, "jobs": jobs,
         "results": results, "name": name, "anchor": anchor, "hello_ms": hello_ms, "turn_ms": turn_ms,
         "bank_ms": bank_ms, "time_scale": time_scale, "no_timeout": no_timeout, "cluster": cluster,
-        "sandbox": sandbox,
+        "sandbox": sandbox, "trusted_reuse": trusted_reuse,
     }
     options.update({k: v for k, v in given.items() if v is not None})
     options["sandbox"] = sandbox_settings(options.get("sandbox")).level.value  # the one warning, if any

@@ -10,12 +10,15 @@ game.
 Process reuse is this executor's business: a process never plays two games of one
 deal (:func:`~arena.game.referee.play_game` would restart it), so a bot keeps up to
 :attr:`LocalExecutor.processes_per_bot` processes and each new game takes one that has
-not seen its deal.
+not seen its deal. With :attr:`LocalExecutor.trusted_reuse` (a run's ``--trusted-reuse``,
+off by default) that rule is lifted for bots trusted not to remember a deal: a bot keeps
+one process per job at once, which plays every game it is dealt, the games of one deal
+included, and is restarted only when it crashed.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 
@@ -36,6 +39,8 @@ MAX_REFEREE_DEATHS = 3
 #: chosen from, and how many recent deals each process remembers having played.
 LOOKAHEAD = 8
 REMEMBERED_DEALS = 64
+#: Jobs sent to a referee process at once: the one it plays and the next.
+AHEAD = 2
 
 
 class _Dealer:
@@ -100,6 +105,9 @@ class LocalExecutor:
         #: How many processes a bot may have before an idle one is restarted for a game
         #: instead (the caller knows how many games of one deal a bot plays at once).
         self.processes_per_bot = processes_per_bot
+        #: Reuse a bot's process for games of a deal it has seen (see the module's
+        #: docstring): only for trusted bots, never the default.
+        self.trusted_reuse = False
         self.idle: dict[str, list[Player]] = {}
         #: Referee processes started and not yet in use (see :func:`open_local_executor`).
         self.referees: list[RefereeProcess] = []
@@ -139,8 +147,11 @@ class LocalExecutor:
     def _take(self, seat: SeatBot, seed: int, most: int) -> Player:
         """A player of the seat's bot for a game of the deal ``seed``: an idle one whose
         process has not seen that deal, else a new one while the bot has fewer than
-        ``most``, else an idle one (:func:`play_game` restarts it)."""
+        ``most``, else an idle one (:func:`play_game` restarts it). With
+        :attr:`trusted_reuse`, any idle one."""
         free = self.idle.setdefault(seat.name, [])
+        if self.trusted_reuse and free:
+            return free.pop()
         for i in range(len(free) - 1, -1, -1):
             if not free[i].has_seen(seed):
                 return free.pop(i)
@@ -156,7 +167,8 @@ class LocalExecutor:
         players = [self._take(seat, job.seed, most) for seat in job.seats]
         try:
             return await play_game(
-                players, job.config, job.seed, time_settings=job.time, game_id=job.game_id, ids=job.ids
+                players, job.config, job.seed, time_settings=job.time, game_id=job.game_id, ids=job.ids,
+                fresh_per_deal=not self.trusted_reuse,
             )
         finally:
             for seat, p in zip(job.seats, players, strict=True):
@@ -201,24 +213,34 @@ class LocalExecutor:
         keep_going: Callable[[], bool] | None,
         concurrency: int,
     ) -> None:
-        """Play jobs in one referee process at a time: a process that dies has its game
+        """Play jobs in one referee process at a time, :data:`AHEAD` sent to it at once (the
+        next game starts as soon as the one before ends, not once this process has taken in
+        its record and answered; ``keep_going`` is asked before each job is sent, so one
+        sent job may still be played after it says stop): a process that dies has its games
         reported void, and the next job gets a new process."""
         # processes_per_bot allows for every job at once in one pool; a referee process
         # plays one game at a time.
         per_referee = max(1, self.processes_per_bot - (concurrency - 1))
         referee: RefereeProcess | None = None
+        sent: deque[GameJob] = deque()  # sent to the referee process, in the order it plays them
         stopped = False  # cancelled or failing: the process's bots end at once
         try:
-            for job in queue:
-                if self._failing or (keep_going is not None and not keep_going()):
+            while True:
+                while len(sent) < AHEAD and not self._failing and (keep_going is None or keep_going()):
+                    job = next(queue, None)
+                    if job is None:
+                        break
+                    if referee is None:
+                        referee = self.referees.pop() if self.referees else RefereeProcess()
+                        self._running.add(referee)
+                        if self.pool.hurried:
+                            referee.terminate()
+                    await referee.send(job, per_referee, trusted_reuse=self.trusted_reuse)
+                    sent.append(job)
+                if not sent or referee is None:
                     return
-                if referee is None:
-                    referee = self.referees.pop() if self.referees else RefereeProcess()
-                    self._running.add(referee)
-                    if self.pool.hurried:
-                        referee.terminate()
                 try:
-                    record, cpu = await referee.play(job, per_referee)
+                    record, cpu = await referee.receive()
                 except RefereeGone as gone:
                     self._running.discard(referee)
                     await referee.aclose(hurried=True)
@@ -230,14 +252,16 @@ class LocalExecutor:
                             return
                         self._failing = True
                         raise ArenaError(
-                            f"game {job.game_id}: {MAX_REFEREE_DEATHS} referee processes in a row ended before "
+                            f"game {sent[0].game_id}: {MAX_REFEREE_DEATHS} referee processes in a row ended before "
                             f"finishing a game (the last: {gone})"
                         ) from None
-                    on_record(job, void_record(job, reason))
+                    while sent:  # the game in play, and those sent after it
+                        job = sent.popleft()
+                        on_record(job, void_record(job, reason))
                     continue
                 self._deaths = 0
                 self.referee_cpu += cpu
-                on_record(job, record)
+                on_record(sent.popleft(), record)
         except BaseException:
             stopped = True
             raise

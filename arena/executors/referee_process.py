@@ -5,12 +5,14 @@ does and how it ends)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import sys
 import time
 
 import trio
 
+from arena.executors.jobs import SeatBot
 from arena.executors.local import open_local_executor
 from arena.executors.referees import encode_record, read_frame, write_frame
 
@@ -30,10 +32,14 @@ async def serve(jobs_fd: int, records_fd: int) -> None:
                     return
 
         nursery.start_soon(on_sigterm)
+        seats: dict[str, SeatBot] = {}  # each bot is sent once, then named (see RefereeProcess.play)
         cpu0 = time.process_time()
         while (message := await read_frame(inbox)) is not None:
-            job, processes_per_bot = message
+            slim, names, new_seats, processes_per_bot, trusted_reuse = message
+            seats.update((seat.name, seat) for seat in new_seats)
+            job = dataclasses.replace(slim, seats=tuple(seats[name] for name in names))
             local.processes_per_bot = processes_per_bot
+            local.trusted_reuse = trusted_reuse
             data = encode_record(await local.play_one(job))
             cpu = time.process_time()
             await write_frame(outbox, (data, cpu - cpu0))

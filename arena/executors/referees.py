@@ -5,7 +5,9 @@ A referee process (``python -m arena.executors.referee_process JOBS_FD RECORDS_F
 started by :class:`RefereeProcess`) runs its own trio loop and its own
 :class:`~arena.executors.local.LocalExecutor` with its own bot processes, reused from game
 to game under the same rule as in one process (a process never plays two games of one
-deal). It reads one :class:`~arena.executors.jobs.GameJob` at a time and answers with the
+deal, unless the run trusts its bots: ``--trusted-reuse``). It reads one
+:class:`~arena.executors.jobs.GameJob` at a time (its seats by name, each bot's spec sent
+the first time the process plays it) and answers with the
 game's record and the CPU time it spent on it; the caller, the one arena process, keeps
 everything else (the schedule, the store's one writer, the reporter). Both ends are arena
 code: the frames are pickles, never anything a bot wrote; the record inside is msgspec's
@@ -25,6 +27,7 @@ lost or reported twice; what its bots left in their control groups is ended.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import pickle
@@ -40,7 +43,7 @@ import trio
 
 from arena.bots._cgroup import sweep_gone_groups
 from arena.bots._proctree import child_setup_hook
-from arena.executors.jobs import GameJob
+from arena.executors.jobs import GameJob, SeatBot
 from arena.game.record import GameRecord
 
 _HEADER = struct.Struct("!I")
@@ -130,6 +133,7 @@ class RefereeProcess:
         self._records = trio.lowlevel.FdStream(records_r)
         self.games = 0
         self._closed = False
+        self._seats_sent: dict[str, SeatBot] = {}  # the bots the process knows, by name
 
     def terminate(self) -> None:
         """Tell the process to end its bots at once and exit (SIGTERM); no wait."""
@@ -149,11 +153,39 @@ class RefereeProcess:
             return f"its referee process (pid {self.pid}) was killed by {name}"
         return f"its referee process (pid {self.pid}) exited with status {code}"
 
-    async def play(self, job: GameJob, processes_per_bot: int) -> tuple[GameRecord, float]:
-        """The record of ``job`` and the process's CPU seconds for it. Raises
-        :class:`RefereeGone` if the process ended first."""
+    async def play(
+        self, job: GameJob, processes_per_bot: int, *, trusted_reuse: bool = False
+    ) -> tuple[GameRecord, float]:
+        """The record of ``job`` and the process's CPU seconds for it, its bots reused as
+        a :class:`~arena.executors.local.LocalExecutor` with these settings reuses them.
+        Raises :class:`RefereeGone` if the process ended first."""
+        await self.send(job, processes_per_bot, trusted_reuse=trusted_reuse)
+        return await self.receive()
+
+    async def send(self, job: GameJob, processes_per_bot: int, *, trusted_reuse: bool = False) -> None:
+        """Hand ``job`` to the process, which plays its jobs in the order sent; its record
+        is what the matching :meth:`receive` returns. A job sent while the process plays
+        the one before starts as soon as that one ends, without waiting for this process
+        to take in a record and send the next. Never raises: a process that is gone is
+        reported by :meth:`receive`."""
+        # Each bot's spec and manifest go once: a job names its seats (pickling them again
+        # for every game was most of this process's CPU per game at --jobs 2).
+        new = []
+        for seat in job.seats:
+            sent = self._seats_sent.get(seat.name)
+            if sent is not seat and sent != seat:
+                new.append(seat)
+                self._seats_sent[seat.name] = seat
+        frame = (
+            dataclasses.replace(job, seats=()), tuple(s.name for s in job.seats), new, processes_per_bot, trusted_reuse
+        )
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            await write_frame(self._jobs, frame)
+
+    async def receive(self) -> tuple[GameRecord, float]:
+        """The record of the earliest job sent and not yet received, and the process's CPU
+        seconds for it. Raises :class:`RefereeGone` if the process ended first."""
         try:
-            await write_frame(self._jobs, (job, processes_per_bot))
             answer = await read_frame(self._records)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError, pickle.UnpicklingError, EOFError):
             answer = None  # the process is gone or broke the stream: say which

@@ -192,6 +192,7 @@ class Player:
         self._ended: trio.Event | None = None  # set when that task has cleaned up
         self._next_id = 1
         self._closed_tail = ""  # stderr of the last process closed (see stderr_tail)
+        self._in_game = False  # between begin_game and end_game
 
     @property
     def running(self) -> bool:
@@ -251,8 +252,10 @@ class Player:
                 f"hello: the bot chose protocol version {reply.version}; the arena speaks {list(SUPPORTED_VERSIONS)}",
             )
         self.hello = reply
-        if self._proc is not None and self._proc.jail is not None:
-            self._proc.jail.sample()  # a bot that crashes at once has its memory measured too
+        if self._proc is not None:
+            if self._proc.jail is not None:
+                self._proc.jail.sample()  # a bot that crashes at once has its memory measured too
+            self._proc.pace(idle=not self._in_game)  # a process started to greet its bot waits for a game
         return reply
 
     def timeout_s(self, time_settings: TimeSettings, nominal_ms: float) -> float:
@@ -356,9 +359,19 @@ class Player:
     def begin_game(self) -> None:
         """Count CPU time and peak memory (and the per-game CPU limit) from now."""
         self._closed_tail = ""  # an earlier game's
-        jail = self._proc.jail if self._proc is not None else None
-        if jail is not None:
-            jail.begin_game()
+        self._in_game = True  # a process started from now on is watched as a playing one
+        if self._proc is None:
+            return
+        self._proc.pace(idle=False)
+        if self._proc.jail is not None:
+            self._proc.jail.begin_game()
+
+    def end_game(self) -> None:
+        """The game's usage is taken: the process is idle until its next game (watched
+        less often, see :meth:`arena.bots.BotProcess.pace`)."""
+        self._in_game = False
+        if self._proc is not None:
+            self._proc.pace(idle=True)
 
     def usage(self, seat: int) -> SeatUsage:
         """This seat's CPU time and peak memory since :meth:`begin_game` (or since the

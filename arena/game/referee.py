@@ -175,6 +175,7 @@ async def play_game(
     game_id: str | None = None,
     max_strikes: int = 3,
     ids: int | None = None,
+    fresh_per_deal: bool = True,
 ) -> GameRecord:
     """Play one game; ``players[i]`` sits at seat i. Never raises for a bot's misdeeds:
     they are faults in the record. A referee or OS failure returns a void record.
@@ -187,15 +188,18 @@ async def play_game(
     A bot process never plays two games of one deal: a player whose current process has
     played (or was dealt) ``seed`` before is restarted first, so that it starts the game
     remembering nothing of it (a fresh process, and under ``--sandbox strict`` a fresh
-    ``/tmp``)."""
+    ``/tmp``). ``fresh_per_deal=False`` (a run's ``--trusted-reuse``, for bots trusted
+    not to remember a deal) lifts that rule: a running process plays whatever it is dealt,
+    and only a crash or a broken stream restarts it."""
     if len(players) != config.players:
         raise ValueError(f"{config.players} players needed, {len(players)} given")
     if len({id(p) for p in players}) != len(players):
         raise ValueError("one process never plays two seats: give each seat its own Player")
     gid = game_id or default_game_id(config, seed, [seat_identity(p.name, p.content_hash) for p in players], time_settings)
-    for p in players:
-        if p.has_seen(seed):
-            p.needs_restart = True
+    if fresh_per_deal:
+        for p in players:
+            if p.has_seen(seed):
+                p.needs_restart = True
     started = time.time()
     t0 = trio.current_time()
     seats = [_Seat(i, p, p.timeout_s(time_settings, time_settings.bank_ms)) for i, p in enumerate(players)]
@@ -235,6 +239,8 @@ async def play_game(
     replay.void_reason = reason
     replay.stderr = [s.player.stderr_tail(reset=True)[-STDERR_TAIL_BYTES:] if s.player else "" for s in seats]
     replay.usage = [p.usage(i) for i, p in enumerate(players)]
+    for p in players:
+        p.end_game()
     duration = trio.current_time() - t0
     replay.timing = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),

@@ -288,6 +288,8 @@ class _Run:
             # a bot keeps as many processes as a set has games (up to the players, plus one per
             # extra job), each playing one game of every set, so that steady play restarts none.
             local.processes_per_bot = min(games_per_set(players, self.s.seatings), players) + jobs - 1
+            if self.s.trusted_reuse:  # one process per bot per job, playing every game it is dealt
+                local.trusted_reuse, local.processes_per_bot = True, jobs
             plan = Plan(tid, players, self.s.variant.value, summary.total, summary.already, jobs, summary.games_note)
             if self.s.cluster is None:  # a cluster run reports it once the cluster's size is known
                 self.rep.planned(plan)

@@ -45,6 +45,9 @@ class RunSettings:
     sandbox: SandboxSettings | None = None  # None: strict where the machine supports it, else limits
     cluster: str | None = None  # play the games on Dask: a scheduler's address or local:N (arena.executors.cluster)
     record: bool = True  # False: play the games without storing them (only for measuring the store's cost)
+    # True (--trusted-reuse): a bot's process plays every game it is dealt, the games of one
+    # duplicate set included; only for bots trusted not to remember a deal (PROTOCOL.md).
+    trusted_reuse: bool = False
 
     def format_players(self, n_bots: int) -> int:
         if self.players is not None:
@@ -129,6 +132,7 @@ _CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
     "build_processes": int,
     "build_tmp_mb": int,
     "cluster": str,
+    "trusted_reuse": bool,
 }
 
 
@@ -270,6 +274,8 @@ def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None
     for key in ("players", "deals", "seatings", "games", "seed", "gauntlet", "jobs", "name", "cluster"):
         if options.get(key) is not None:
             changes[key] = options[key]
+    if options.get("trusted_reuse") is not None:
+        changes["trusted_reuse"] = bool(options["trusted_reuse"])
     if options.get("bots") is not None:
         changes["bots_dir"] = Path(options["bots"])
     if options.get("results") is not None:
@@ -305,4 +311,10 @@ def settings_from(options: Mapping[str, Any], *, base: RunSettings | None = None
             changes["time"] = replace(s.time, **time_changes)
         except ValueError as exc:
             raise ArenaError(str(exc)) from None
-    return replace(s, **changes)
+    settings = replace(s, **changes)
+    if settings.trusted_reuse and settings.cluster is not None:
+        raise ArenaError(
+            "--trusted-reuse keeps a local run's bot processes from game to game; a --cluster run starts "
+            "fresh ones for every game: give one of them, not both"
+        )
+    return settings

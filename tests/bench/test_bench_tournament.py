@@ -1,4 +1,4 @@
-"""`arena bench tournament` runs its three configurations and reports consistent figures
+"""`arena bench tournament` runs its configurations and reports consistent figures
 (no timing assertions: speed is the benchmark's business, not the tests')."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.bench.tournament import GAMES_PER_DEAL, bench_tournament, make_instant_bots
+from arena.bench.tournament import CONFIGS, GAMES_PER_DEAL, bench_tournament, make_instant_bots
 from arena.store.opening import open_store
 from arena.tournament.runner import run_tournament
 from arena.tournament.settings import RunSettings
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="the instant 
 
 
 def test_bench_tournament_reports_every_configuration(tmp_path: Path) -> None:
-    r = bench_tournament(games=60, rounds=1, scratch=tmp_path)
+    r = bench_tournament(games=60, rounds=1, scratch=tmp_path, long_deals=2)
     assert r.games == GAMES_PER_DEAL and r.rounds == 1
     assert r.scratch == str(tmp_path) and list(tmp_path.iterdir()) == []  # its scratch folder is gone
     assert r.file_create_us > 0
@@ -36,6 +36,21 @@ def test_bench_tournament_reports_every_configuration(tmp_path: Path) -> None:
     assert r.referee_cpu_ms_per_game > 0 and r.main_cpu_ms_per_game > 0 and r.store_ms_per_game_jobs1 > 0
     assert r.bots_cpu_ms_per_game_jobs1 is None or r.bots_cpu_ms_per_game_jobs1 >= 0
     assert r.bot_start_ms > 0  # a bot process started to its hello and ended, in CPU
+    # Both process modes, short and long runs, each with both job counts: every recorded
+    # configuration is reported, and the scalings are its games/s ratios.
+    assert set(r.modes) == set(CONFIGS) - {"unrecorded"}
+    for key, (jobs, _record, trusted, long) in CONFIGS.items():
+        if key == "unrecorded":
+            continue
+        m = r.modes[key]
+        assert (m["jobs"], m["trusted_reuse"], m["deals"]) == (jobs, trusted, 2 if long else 1)
+        assert m["games"] == m["deals"] * GAMES_PER_DEAL and m["games_per_s"] > 0 and m["arena_cpu_ms_per_game"] > 0
+    assert r.modes["jobs2"]["games_per_s"] == r.games_per_s
+    for scaling, prefix in ((r.scaling_trusted, "trusted_"), (r.scaling_long, "long_"), (r.scaling_long_trusted, "long_trusted_")):
+        assert scaling == pytest.approx(r.modes[f"{prefix}jobs2"]["games_per_s"] / r.modes[f"{prefix}jobs1"]["games_per_s"])
+    assert r.long_deals == 2
+    assert list(r.cpu_scaling) == ["short", "trusted", "long", "long_trusted"]
+    assert all(v is None or v > 0 for v in r.cpu_scaling.values())
 
 
 def test_an_unrecorded_run_plays_every_game_and_stores_none(tmp_path: Path) -> None:

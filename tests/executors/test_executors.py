@@ -48,9 +48,11 @@ def run_local(jobs: list[GameJob], **how: object) -> tuple[list[tuple[GameJob, G
     stop_after = how.pop("stop_after", None)
     cancel_after = how.pop("cancel_after", None)
     processes_per_bot = how.pop("processes_per_bot", 1)
+    trusted_reuse = bool(how.pop("trusted_reuse", False))
 
     async def main() -> dict[str, int]:
         async with open_local_executor(processes_per_bot=processes_per_bot) as local:  # type: ignore[arg-type]
+            local.trusted_reuse = trusted_reuse
             with trio.CancelScope() as scope:
 
                 def finished(job: GameJob, record: GameRecord) -> None:
@@ -93,6 +95,15 @@ def test_a_deal_played_twice_gets_a_second_process_while_the_bot_may_have_one(se
     assert len(got) == 2
     assert owned == dict.fromkeys(seats, 2)
 
+
+
+def test_trusted_reuse_plays_a_deal_again_in_the_same_processes_and_the_same_games(seats: dict[str, SeatBot]) -> None:
+    jobs = jobs_of(seats, [31, 31, 32, 32])
+    fresh, fresh_owned = run_local(jobs, concurrency=1, processes_per_bot=2)
+    trusted, owned = run_local(jobs, concurrency=1, processes_per_bot=2, trusted_reuse=True)
+    assert fresh_owned == dict.fromkeys(seats, 2)
+    assert owned == dict.fromkeys(seats, 1)  # the one process of each bot played all four
+    assert [(j.game_id, r.scores, r.ranks) for j, r in trusted] == [(j.game_id, r.scores, r.ranks) for j, r in fresh]
 
 def test_no_game_starts_once_the_caller_says_stop(seats: dict[str, SeatBot]) -> None:
     got, _ = run_local(jobs_of(seats, [41, 42, 43, 44]), concurrency=1, stop_after=1)

@@ -22,7 +22,7 @@ from arena.bots.manifest import find_bot
 from arena.bots.prepare import prepare_bot
 from arena.engine import GameConfig, Variant
 from arena.executors.jobs import GameJob, SeatBot
-from arena.executors.local import LocalExecutor, open_local_executor
+from arena.executors.local import AHEAD, LocalExecutor, open_local_executor
 from arena.game.players import TimeSettings
 from arena.game.record import GameRecord
 from arena.game.replay import encode_replay
@@ -178,7 +178,8 @@ def test_a_killed_referee_process_voids_its_game_and_the_others_play_on(seats: d
     ids = [job.game_id for job, _ in got]
     assert sorted(ids) == sorted(j.game_id for j in jobs)  # each job once: none lost, none twice
     void = [record for _, record in got if record.status == "void"]
-    assert 1 <= len(void) <= len(killed)
+    # Each killed process voids the game it was playing and the one already sent to it.
+    assert 1 <= len(void) <= AHEAD * len(killed)
     for record in void:
         assert "was killed by SIGKILL" in record.void_reason
         assert all(not any(f.values()) for f in record.faults)  # nobody is blamed

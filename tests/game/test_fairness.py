@@ -382,6 +382,32 @@ def test_a_process_that_has_seen_a_deal_is_restarted_before_it_plays_it_again(tm
     assert len({r["process"] for r in reports}) == 3
 
 
+
+def test_trusted_reuse_is_an_opt_in_that_keeps_one_process_through_a_deal_played_again(tmp_path: Path) -> None:
+    """``fresh_per_deal=False`` (a run's ``--trusted-reuse``) is what lifts the rule above,
+    and only when asked: the same process plays the deal again, remembering it; a crash
+    still restarts it (see tests/executors)."""
+    sandbox = SandboxSettings(Level.LIMITS)
+    spec = prepare_bot(find_bot(write_bot(tmp_path, "rememberer", REMEMBERER)), tmp_path / "build", sandbox)
+    other = prepare_bot(find_bot(EXAMPLES / "minimal"), tmp_path / "build", sandbox)
+
+    async def main() -> tuple[list[Any], list[int]]:
+        async with open_pool() as pool:
+            players = [pool.player(spec), pool.player(other)]
+            records, starts = [], []
+            for seed, ids in ((41, 1), (41, 2), (41, 3)):
+                records.append(
+                    await play_game(players, GameConfig(2), seed, ids=ids, game_id=f"g{ids}", fresh_per_deal=False)
+                )
+                starts.append(players[0].starts)
+            return records, starts
+
+    records, starts = trio.run(main)
+    assert starts == [1, 1, 1]
+    reports = [tagged(r.replay.stderr[0], "REMEMBER")[0] for r in records]
+    assert [len(r["games"]) for r in reports] == [0, 1, 2]  # what trusting a bot gives up
+    assert len({r["process"] for r in reports}) == 1
+
 # -- reproducibility for the operator -----------------------------------------------------
 
 
