@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 
 from arena import __version__
-from arena.cli import bench, doctor, match, new, play, replay, report, run, schema, store, validate
+from arena.cli import bench, doctor, match, new, play, replay, report, run, schema, store, team, validate
 from arena.cli.console import HELP, err, out
 from arena.cli.render import ConsoleLogHandler
 from arena.errors import ArenaError
@@ -52,6 +52,7 @@ for module in (run, match, report, play, replay, validate, new, doctor, schema):
         app.command(name)(command)
 app.add_typer(bench.bench_app, name="bench")
 app.add_typer(store.store_app, name="store")
+app.add_typer(team.team_app, name="team")
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from arena.store.errors import StoreError, rebuild_hint
 
 APPLICATION = "sushigo-arena"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Migrations, in order: MIGRATIONS[i] takes the schema from version i to i + 1.
 MIGRATIONS: list[str] = [
@@ -123,6 +123,51 @@ MIGRATIONS: list[str] = [
         linked INTEGER,
         recorded TEXT NOT NULL
     );
+    """,
+    # 5: a competition served (arena.competition): its teams and their hashed tokens, the
+    # bots they upload and the queue that validates them, the ladder's own state (paused,
+    # what it waits for) and the unranked challenges teams ask for.
+    """
+    CREATE TABLE IF NOT EXISTS teams (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        token_hash TEXT NOT NULL,
+        token_prefix TEXT NOT NULL,
+        is_admin INTEGER NOT NULL DEFAULT 0,
+        created TEXT NOT NULL,
+        revoked TEXT
+    );
+    CREATE INDEX IF NOT EXISTS teams_token_prefix ON teams (token_prefix);
+    CREATE TABLE IF NOT EXISTS submissions (
+        id INTEGER PRIMARY KEY,
+        team_id INTEGER NOT NULL REFERENCES teams(id),
+        created TEXT NOT NULL,
+        updated TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'building', 'validating', 'accepted', 'rejected')),
+        archive_name TEXT NOT NULL,
+        archive_sha256 TEXT NOT NULL,
+        archive_bytes INTEGER NOT NULL,
+        bot_name TEXT,
+        version INTEGER,
+        reason TEXT,
+        report TEXT,
+        build_log TEXT,
+        bot_key TEXT
+    );
+    CREATE INDEX IF NOT EXISTS submissions_team ON submissions (team_id, id);
+    CREATE INDEX IF NOT EXISTS submissions_status ON submissions (status, id);
+    CREATE TABLE IF NOT EXISTS ladder_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS challenges (
+        id INTEGER PRIMARY KEY,
+        team_id INTEGER NOT NULL REFERENCES teams(id),
+        created TEXT NOT NULL,
+        opponents TEXT NOT NULL,
+        games INTEGER NOT NULL,
+        played INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL,
+        tournament TEXT
+    );
+    CREATE INDEX IF NOT EXISTS challenges_status ON challenges (status, id);
     """,
 ]
 

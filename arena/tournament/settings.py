@@ -145,6 +145,12 @@ def load_config(path: Path) -> dict[str, Any]:
         raise ArenaError(f"{path}: not valid TOML: {exc}") from None
     if isinstance(data.get("run"), dict):
         data = {**{k: v for k, v in data.items() if k != "run"}, **data["run"]}
+    return config_from_table(path, data)
+
+
+def config_from_table(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """:func:`load_config` of a table already read from the file at ``path`` (a competition's
+    file holds these settings in a table of its own); errors name ``path`` and the key."""
     if isinstance(data.get("sandbox"), dict):
         data = _sandbox_table(path, data)
     out: dict[str, Any] = {}

@@ -27,6 +27,7 @@ PART_OF = {
     "errors": "basics",
     "tournament": "tournament",
     "match": "match",
+    "competition": "competition",
     "executors": "executors",
     "cli": "cli",
     "__main__": "main",
@@ -48,7 +49,9 @@ ALLOWED = {
     "report": {"tournament", "store", "game"} | _BELOW_GAME,
     "authoring": {"game"} | _BELOW_GAME,
     "bench": {"tournament", "match", "executors", "store", "game"} | _BELOW_GAME,
-    "cli": {"tournament", "match", "executors", "store", "game", "report", "authoring", "bench"} | _BELOW_GAME,
+    # The competition server's core: it plays through the tournament and validates through authoring.
+    "competition": {"tournament", "executors", "store", "game", "authoring"} | _BELOW_GAME,
+    "cli": {"tournament", "match", "executors", "store", "game", "report", "authoring", "bench", "competition"} | _BELOW_GAME,
     "main": {"cli"},
 }
 #: The third-party packages a part may import (any part: msgspec).
@@ -57,6 +60,7 @@ THIRD_PARTY = {
     "protocol": {"msgspec"},
     "cli": {"msgspec", "trio", "typer", "rich", "dask", "distributed"},
     "tournament": {"msgspec", "trio", "dask", "distributed", "numpy"},  # numpy: the ratings' algebra
+    "competition": {"msgspec", "trio", "argon2"},  # argon2: team tokens (the `serve` extra)
 }
 THIRD_PARTY_DEFAULT = {"msgspec", "trio", "dask", "distributed"}
 
