@@ -83,6 +83,11 @@ def _status_of(exc: Exception) -> tuple[int, str, dict[str, str]]:
 
 def error_response(request: Request, exc: Exception) -> Response[Any]:
     status, message, headers = _status_of(exc)
+    mapped = getattr(request.app.state, "error_status", None)
+    found = mapped(exc) if mapped is not None and not isinstance(exc, HTTPException) else None
+    if found is not None:
+        status, extra = found
+        headers.update(extra)
     if status >= 500:
         log.error("%s %s: %s", request.method, request.url.path, message)
         message = "internal error (the server's log says more)"
@@ -130,24 +135,36 @@ def templates() -> TemplateConfig[JinjaTemplateEngine]:
 
 def create_app(
     results: Path,
+    competition: Any | None = None,
     *,
-    title: str = "Sushi Go! Arena",
-    extra_routes: list[Any] | None = None,
-    state: dict[str, Any] | None = None,
-    body_limit: int = DEFAULT_BODY_LIMIT,
     refresh_s: float = 1.0,
 ) -> Litestar:
-    """The web application over the results store in ``results``. ``extra_routes`` and
-    ``state``: the teams' and the admin's part (:mod:`arena.web.teams`), which needs the
-    competition."""
+    """The web application over the results store in ``results``: the public pages, and with
+    a ``competition`` (:func:`arena.competition.load_competition`) the teams' and the admin's.
+    A request body larger than an upload may be (plus the form's own fields) is refused
+    before it is read (413)."""
     data = PublicData(results, refresh_s=refresh_s)
-    app_state = {"data": data, "results": results, "title": title, **(state or {})}
+    title = competition.name if competition is not None else "Sushi Go! Arena"
+    state: dict[str, Any] = {"data": data, "results": results, "title": title}
+    routes: list[Any] = [*public.ROUTES, static_file, health]
+    handlers: dict[Any, Any] = {}
+    body_limit = DEFAULT_BODY_LIMIT
+    if competition is not None:
+        from arena.web import teams
+
+        part = teams.TeamsPart(results, competition)
+        state.update(
+            teams=part, whoami=part.whoami, viewer=part.replay_viewer, error_status=teams.error_status,
+        )
+        routes += teams.ROUTES
+        handlers[teams.LoginNeeded] = teams.login_redirect
+        body_limit = competition.upload_max_bytes + 64 * 1024
     return Litestar(
-        route_handlers=[*public.ROUTES, static_file, health, *(extra_routes or [])],
-        state=State(app_state),
+        route_handlers=routes,
+        state=State(state),
         template_config=templates(),
         exception_handlers={ArenaError: error_response, HTTPException: error_response, NotFoundException: error_response,
-                            Exception: _unexpected},
+                            **handlers, Exception: _unexpected},
         before_send=[_security_headers],
         openapi_config=OpenAPIConfig(
             title=title, version=__version__, path="/api/schema", render_plugins=[JsonRenderPlugin()],
@@ -155,7 +172,8 @@ def create_app(
             "(Authorization: Bearer TOKEN) submissions and challenges.",
         ),
         request_max_body_size=body_limit,
-        on_shutdown=[lambda: data.close()],
+        multipart_form_part_limit=16,
+        on_shutdown=[data.close],
         logging_config=None,
         debug=False,
     )

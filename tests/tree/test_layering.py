@@ -28,6 +28,7 @@ PART_OF = {
     "tournament": "tournament",
     "match": "match",
     "competition": "competition",
+    "web": "web",
     "executors": "executors",
     "cli": "cli",
     "__main__": "main",
@@ -51,7 +52,9 @@ ALLOWED = {
     "bench": {"tournament", "match", "executors", "store", "game"} | _BELOW_GAME,
     # The competition server's core: it plays through the tournament and validates through authoring.
     "competition": {"tournament", "executors", "store", "game", "authoring"} | _BELOW_GAME,
-    "cli": {"tournament", "match", "executors", "store", "game", "report", "authoring", "bench", "competition"} | _BELOW_GAME,
+    # The web application: it reads the store and the competition, and never plays a game.
+    "web": {"competition", "tournament", "store", "report", "game"} | _BELOW_GAME,
+    "cli": {"tournament", "match", "executors", "store", "game", "report", "authoring", "bench", "competition", "web"} | _BELOW_GAME,
     "main": {"cli"},
 }
 #: The third-party packages a part may import (any part: msgspec).
@@ -60,7 +63,8 @@ THIRD_PARTY = {
     "protocol": {"msgspec"},
     "cli": {"msgspec", "trio", "typer", "rich", "dask", "distributed"},
     "tournament": {"msgspec", "trio", "dask", "distributed", "numpy"},  # numpy: the ratings' algebra
-    "competition": {"msgspec", "trio", "argon2"},  # argon2: team tokens (the `serve` extra)
+    "competition": {"msgspec", "trio", "argon2"},
+    "web": {"msgspec", "litestar", "jinja2", "uvicorn"},  # the `serve` extra  # argon2: team tokens (the `serve` extra)
 }
 THIRD_PARTY_DEFAULT = {"msgspec", "trio", "dask", "distributed"}
 
