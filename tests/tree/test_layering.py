@@ -64,7 +64,7 @@ THIRD_PARTY = {
     "cli": {"msgspec", "trio", "typer", "rich", "dask", "distributed"},
     "tournament": {"msgspec", "trio", "dask", "distributed", "numpy"},  # numpy: the ratings' algebra
     "competition": {"msgspec", "trio", "argon2"},
-    "web": {"msgspec", "litestar", "jinja2", "uvicorn"},  # the `serve` extra  # argon2: team tokens (the `serve` extra)
+    "web": {"msgspec", "litestar", "jinja2", "uvicorn", "httpx"},  # the `serve` extra  # argon2: team tokens (the `serve` extra)
 }
 THIRD_PARTY_DEFAULT = {"msgspec", "trio", "dask", "distributed"}
 
