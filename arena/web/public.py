@@ -211,9 +211,8 @@ async def api_events(request: Request) -> ServerSentEvent:
         last = await asyncio.to_thread(data.data_version)
         yield ServerSentEventMessage(event="ready", data=json.dumps({"version": last}), retry=3000)
         while True:
+            # (A client that goes away ends the stream: the response listens for its disconnect.)
             await asyncio.sleep(EVENT_POLL_S)
-            if await request.is_disconnected():
-                return
             version = await asyncio.to_thread(data.data_version)
             if version != last:
                 last = version
