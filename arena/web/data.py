@@ -62,7 +62,7 @@ class PublicData:
         self._store: Store | None = None
         self._kept: dict[Any, _Kept] = {}
         self._kept_lock = threading.Lock()
-        self._version: int | None = None
+        self._responses: dict[Any, tuple[int, float, bytes]] = {}
 
     # -- the connection ----------------------------------------------------------------
 
@@ -93,6 +93,21 @@ class PublicData:
         except StoreError:
             return False
         return True
+
+    # -- kept responses ----------------------------------------------------------------
+
+    def response(self, key: Any) -> bytes | None:
+        """A response body kept by :meth:`keep_response`, while the store has not changed and
+        for at most ``refresh_s`` (a figure computed late is then picked up)."""
+        hit = self._responses.get(key)
+        if hit is None or time.monotonic() - hit[1] > self.refresh_s:
+            return None
+        return hit[2] if hit[0] == self.data_version() else None
+
+    def keep_response(self, key: Any, version: int, body: bytes) -> None:
+        if len(self._responses) > 1000:
+            self._responses.clear()
+        self._responses[key] = (version, time.monotonic(), body)
 
     # -- kept figures ------------------------------------------------------------------
 

@@ -51,29 +51,67 @@ def json_bytes(body: bytes) -> Response[bytes]:
     return Response(body, media_type="application/json")
 
 
+def anonymous(request: Request) -> bool:
+    """A request with no session and no token: it gets what everyone gets."""
+    return "authorization" not in request.headers and not any(k.startswith("arena_") for k in request.cookies)
+
+
+def render(request: Request, name: str, **context: Any) -> bytes:
+    """A page drawn here (not by the framework after the handler), so that it can be kept."""
+    whoami = getattr(request.app.state, "whoami", None)
+    context.setdefault("team", whoami(request) if whoami is not None else None)
+    context.setdefault("title", request.app.state.title)
+    context.setdefault("site", request.app.state.title)
+    return request.app.template_engine.get_template(name).render(**context).encode()
+
+
+async def kept_response(request: Request, key: Any, build: Any, media_type: str) -> Response[bytes]:
+    """What ``build()`` (run in a worker thread) returns, kept for anonymous requests while
+    the store is unchanged: 50 clients asking for the leaderboard cost one computation, and
+    each of them a look-up in the event loop, with no thread."""
+    data = data_of(request)
+    shared = anonymous(request)
+    if shared:
+        body = data.response(key)
+        if body is not None:
+            return Response(body, media_type=media_type)
+    version = await asyncio.to_thread(data.data_version)
+    body = await asyncio.to_thread(build)
+    if shared:
+        data.keep_response(key, version, body)
+    return Response(body, media_type=media_type)
+
+
 # -- the leaderboard ------------------------------------------------------------------------
 
 
-@get("/api/leaderboard", sync_to_thread=True, tags=["public"], summary="The leaderboard")
-def api_leaderboard(request: Request, tournament: TournamentQuery = None) -> Response[bytes]:
+@get("/api/leaderboard", tags=["public"], summary="The leaderboard")
+async def api_leaderboard(request: Request, tournament: TournamentQuery = None) -> Response[bytes]:
     """The same object as `arena leaderboard --tournament T --json` (T: the ladder's tournament
     unless `tournament` names another): `tournament`, `format`, `games`, `rows` (each with
     `rank`, `bot`, `version`, `key`, `elo`, `elo_low`, `elo_high`, `games`, `wins`, ...), `skipped`."""
     data = data_of(request)
-    return json_bytes(data.leaderboard_json(data.tournament_id(tournament)))
+    return await kept_response(
+        request, ("api/leaderboard", tournament), lambda: data.leaderboard_json(data.tournament_id(tournament)),
+        "application/json",
+    )
 
 
-@get("/", sync_to_thread=True, include_in_schema=False)
-def leaderboard_page(request: Request, tournament: TournamentQuery = None) -> Template:
+@get("/", include_in_schema=False)
+async def leaderboard_page(request: Request, tournament: TournamentQuery = None) -> Response[bytes]:
     data = data_of(request)
-    try:
-        tid = data.tournament_id(tournament)
-    except NotFoundError as exc:
-        if tournament is not None:
-            raise
-        return page(request, "leaderboard.html", board=None, empty=str(exc), tournaments=[])
-    board = data.leaderboard(tid).to_dict()
-    return page(request, "leaderboard.html", board=board, tid=tid, tournaments=data.tournaments(), live=True)
+
+    def build() -> bytes:
+        try:
+            tid = data.tournament_id(tournament)
+        except NotFoundError as exc:
+            if tournament is not None:
+                raise
+            return render(request, "leaderboard.html", board=None, empty=str(exc), tournaments=[])
+        board = data.leaderboard(tid).to_dict()
+        return render(request, "leaderboard.html", board=board, tid=tid, tournaments=data.tournaments(), live=True)
+
+    return await kept_response(request, ("page /", tournament), build, "text/html; charset=utf-8")
 
 
 # -- a bot ----------------------------------------------------------------------------------

@@ -63,8 +63,10 @@ THIRD_PARTY = {
     "protocol": {"msgspec"},
     "cli": {"msgspec", "trio", "typer", "rich", "dask", "distributed"},
     "tournament": {"msgspec", "trio", "dask", "distributed", "numpy"},  # numpy: the ratings' algebra
-    "competition": {"msgspec", "trio", "argon2"},
-    "web": {"msgspec", "litestar", "jinja2", "uvicorn", "httpx"},  # the `serve` extra  # argon2: team tokens (the `serve` extra)
+    "competition": {"msgspec", "trio", "argon2"},  # argon2: team tokens (the `serve` extra)
+    "web": {"msgspec", "litestar", "jinja2", "uvicorn", "httpx"},  # the `serve` extra
+    # bench serve: its clients (it starts the server as a subprocess, importing none of it).
+    "bench": {"msgspec", "trio", "dask", "distributed", "httpx"},
 }
 THIRD_PARTY_DEFAULT = {"msgspec", "trio", "dask", "distributed"}
 
