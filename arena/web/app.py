@@ -150,13 +150,13 @@ def create_app(
     handlers: dict[Any, Any] = {}
     body_limit = DEFAULT_BODY_LIMIT
     if competition is not None:
-        from arena.web import teams
+        from arena.web import admin, teams
 
         part = teams.TeamsPart(results, competition)
         state.update(
             teams=part, whoami=part.whoami, viewer=part.replay_viewer, error_status=teams.error_status,
         )
-        routes += teams.ROUTES
+        routes += teams.ROUTES + admin.ROUTES
         handlers[teams.LoginNeeded] = teams.login_redirect
         body_limit = competition.upload_max_bytes + 64 * 1024
     return Litestar(

@@ -194,3 +194,31 @@ def test_a_slow_client_does_not_hold_the_server(server: Server) -> None:
         s.sendall(b"POST /api/submissions HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\npartial")
         with server.client() as c:
             assert c.get("/api/leaderboard").status_code == 200
+
+
+def test_admin_routes_are_the_admins_only(server: Server) -> None:
+    with server.client(server.tokens["alpha"]) as c:
+        assert c.get("/api/admin").status_code == 403
+        assert c.get("/api/admin/standings").status_code == 403
+    with server.client() as c:
+        assert c.get("/api/admin").status_code == 401
+    with server.client(server.tokens["boss"]) as c:
+        doc = c.get("/api/admin").json()
+        assert {"alpha", "beta", "boss"} <= {t["name"] for t in doc["teams"]}
+        assert set(doc["queue"]) == {"queued", "building", "validating", "accepted", "rejected"}
+        board = c.get("/api/leaderboard").json()
+        assert c.get("/api/admin/standings").json() == board
+        text = c.get("/api/admin/standings", params={"format": "csv"}).text.splitlines()
+        assert text[0].startswith("rank,bot,version,key,elo") and len(text) == 1 + len(board["rows"])
+        assert c.get("/api/admin/standings", params={"format": "xml"}).status_code == 400
+
+
+def test_admin_page_behind_the_admins_login(server: Server) -> None:
+    for name, status in (("alpha", 403), ("boss", 200)):
+        with server.client(follow_redirects=False) as c:
+            nonce = _csrf(c.get("/login").text)
+            assert c.post("/login", data={"token": server.tokens[name], "csrf": nonce}).status_code == 303
+            page = c.get("/admin")
+            assert page.status_code == status
+            if status == 200:
+                assert "Validation queue" in page.text and ">alpha<" in page.text
