@@ -42,6 +42,7 @@ P99_TARGET_MS = 100.0
 THROUGHPUT_TARGET = 0.10
 ROUTES = {"page": "/", "api": "/api/leaderboard"}
 BOTS = 8
+PER_DEAL = 70 * 4  # games of one deal among 8 bots: 70 tables of 4, each under its 4 rotations
 
 
 @dataclass
@@ -212,7 +213,7 @@ def _start_server(results: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 def _play(bots: Path, results: Path, games: int) -> tuple[int, float]:
     """A tournament of the instant bots by `arena run` (one job): games played, games/s."""
-    settings = RunSettings(bots_dir=bots, results=results, players=4, games=games, jobs=1, time=TIME)
+    settings = RunSettings(bots_dir=bots, results=results, players=4, deals=-(-games // PER_DEAL), games=games, jobs=1, time=TIME)
     done = subprocess.run(
         [sys.executable, "-m", "arena", *run_args(settings), "--json", "--no-report"],
         capture_output=True, text=True, timeout=1800,
@@ -249,8 +250,7 @@ def bench_serve(
         raise ArenaError("bench serve: --stored, --clients, --seconds, --games and --rate must be positive")
     folder = scratch_folder(scratch)
     bots = make_instant_bots(folder, BOTS)
-    per_deal = 70 * 4  # 8 bots: 70 tables of 4, each under its 4 rotations
-    web = RunSettings(bots_dir=bots, results=folder / "web", players=4, deals=-(-stored // per_deal), games=stored,
+    web = RunSettings(bots_dir=bots, results=folder / "web", players=4, deals=-(-stored // PER_DEAL), games=stored,
                       jobs=1, time=TIME)
     started = time.monotonic()
     recorded, _ = fill_store(web)
