@@ -867,12 +867,6 @@ class Store:
     # -- what a web server reads between its kept figures (one game, the latest row) --------
 
     @_guarded
-    def data_version(self) -> int:
-        """A number that changes whenever another connection commits to the database (SQLite's
-        ``PRAGMA data_version``: kept in memory, no file read), for a reader that keeps figures."""
-        return self._conn.execute("PRAGMA data_version").fetchone()[0]
-
-    @_guarded
     def last_rowid(self) -> int:
         """The rowid of the latest game row (0: none)."""
         return self._conn.execute("SELECT ifnull(max(rowid), 0) FROM games").fetchone()[0]

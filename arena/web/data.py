@@ -1,8 +1,8 @@
 """What the public pages show, read from the results store and kept per change of it.
 
-The web process holds one read-only connection to the store. Every read first asks SQLite
-whether anything was committed since the last one (``PRAGMA data_version``, a counter kept in
-memory: no file is read), and only then whether what a figure depends on changed
+The web process reads the store read-only, a short connection per read. Every figure first asks whether
+anything was committed since the last one (the size and time of the database and its
+write-ahead log: two stat calls), and only then whether what a figure depends on changed
 (:meth:`Store.standings_key`): while nothing did, every client gets the same bytes. A figure
 that must be computed again is computed by one thread at a time; the others meanwhile get
 the figure as it was (a live page is at most one computation behind), and none is computed
@@ -16,6 +16,7 @@ Replays are public without what the bots wrote of themselves: stderr and each ac
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -27,7 +28,7 @@ from arena.errors import ArenaError
 from arena.game.replay import ReplayError, is_plain_name, read_replay
 from arena.report.figures import rating_timeline
 from arena.report.viewer import GameDataError, card_table, game_view
-from arena.store.database import GameRow, Store
+from arena.store.database import DB_NAME, GameRow, Store
 from arena.store.errors import StoreError
 from arena.store.opening import open_store
 from arena.tournament.standings import Standings, standings
@@ -53,39 +54,42 @@ class _Kept:
 
 
 class PublicData:
-    """The store as the web pages read it. Thread-safe: one connection, used under a lock."""
+    """The store as the web pages read it. Thread-safe: each read has its own connection."""
 
     def __init__(self, results: Path, *, refresh_s: float = 1.0) -> None:
         self.results = results
         self.refresh_s = refresh_s
-        self._conn_lock = threading.Lock()
-        self._store: Store | None = None
+        self._checked = False
         self._kept: dict[Any, _Kept] = {}
         self._kept_lock = threading.Lock()
-        self._responses: dict[Any, tuple[int, float, bytes]] = {}
+        self._responses: dict[Any, tuple[tuple[int, ...], float, bytes]] = {}
 
     # -- the connection ----------------------------------------------------------------
 
-    def _open(self) -> Store:
-        if self._store is None:
-            # Checked once here (quick_check); every read after that trusts the open file.
-            self._store = open_store(self.results, create=False, read_only=True)
-        return self._store
-
     def read(self, fn: Callable[[Store], Any]) -> Any:
-        """``fn(store)`` under the connection's lock."""
-        with self._conn_lock:
-            return fn(self._open())
+        """``fn(store)`` on a connection of its own, opened for it and closed after (a
+        connection kept open could keep reading an old snapshot of the file). The store is
+        checked once, by the first read."""
+        with open_store(self.results, create=False, read_only=True, check=not self._checked) as store:
+            self._checked = True
+            return fn(store)
 
     def close(self) -> None:
-        with self._conn_lock:
-            if self._store is not None:
-                self._store.close()
-                self._store = None
+        """Nothing stays open between reads (for the app's shutdown hook)."""
 
-    def data_version(self) -> int:
-        """A number that changes whenever another process committed to the store."""
-        return self.read(lambda s: s.data_version())
+    def data_version(self) -> tuple[int, ...]:
+        """What changes whenever anyone committed to the store: the size and time of the
+        database file and of its write-ahead log (every commit appends to the log, and a
+        checkpoint writes the file). Two stat calls, no lock, nothing read."""
+        stamp: list[int] = []
+        for path in (self.results / DB_NAME, self.results / (DB_NAME + "-wal")):
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                stamp += [0, 0]
+            else:
+                stamp += [st.st_mtime_ns, st.st_size]
+        return tuple(stamp)
 
     def exists(self) -> bool:
         try:
@@ -104,7 +108,7 @@ class PublicData:
             return None
         return hit[2] if hit[0] == self.data_version() else None
 
-    def keep_response(self, key: Any, version: int, body: bytes) -> None:
+    def keep_response(self, key: Any, version: tuple[int, ...], body: bytes) -> None:
         if len(self._responses) > 1000:
             self._responses.clear()
         self._responses[key] = (version, time.monotonic(), body)
@@ -128,7 +132,6 @@ class PublicData:
                 return kept.value
             key = self.read(key_of)
             if kept.value is None or kept.key is None or kept.key[1] != key:
-                # Read without the connection's lock for long: the figure's own connection.
                 kept.value = self._compute(compute)
             kept.key = (version, key)
             kept.at = time.monotonic()
@@ -137,10 +140,7 @@ class PublicData:
             kept.lock.release()
 
     def _compute(self, compute: Callable[[Store], Any]) -> Any:
-        """``compute`` on a connection of its own, so that the cheap reads of other requests
-        never wait for a long computation."""
-        with open_store(self.results, create=False, read_only=True, check=False) as store:
-            return compute(store)
+        return self.read(compute)
 
     # -- the figures -------------------------------------------------------------------
 
