@@ -9,6 +9,7 @@ _EXPORTS = {
     "Forbidden": "errors",
     "Team": "teams", "Teams": "teams",
     "Submission": "submissions", "Submissions": "submissions",
+    "Ladder": "ladder", "LadderState": "ladder", "Challenge": "ladder", "run_ladder": "ladder",
 }
 __all__ = sorted(_EXPORTS)
 
