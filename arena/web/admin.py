@@ -1,6 +1,7 @@
-"""The admin's pages and routes (a team made with ``arena team add NAME --admin``): the teams,
-the validation queue and the latest submissions of every team, and the ladder's standings to
-publish, as CSV or JSON. Any other team gets 403."""
+"""The admin's pages and routes (a team made with ``arena team add NAME --admin``): the ladder's
+state (paused, waiting and why, games played and in flight, queues), pause and resume, the
+teams, the validation queue and the latest submissions and challenges of every team, and the
+ladder's standings to publish, as CSV or JSON. Any other team gets 403."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import io
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Request, Response, get
-from litestar.params import Parameter
-from litestar.response import Template
+from litestar import Request, Response, get, post
+from litestar.enums import RequestEncodingType
+from litestar.params import Body, Parameter
+from litestar.response import Redirect, Template
 
 from arena.competition.errors import Forbidden
 from arena.web.public import data_of, page
-from arena.web.teams import TeamsPart, Viewer, part_of, submission_doc
+from arena.web.teams import CsrfForm, TeamsPart, Viewer, checked_form, part_of, submission_doc
 
 
 def _admin(viewer: Viewer) -> Viewer:
@@ -27,9 +29,11 @@ def _admin(viewer: Viewer) -> Viewer:
 def admin_figures(part: TeamsPart) -> dict[str, Any]:
     """What the admin's page shows: every team, the queue's counts by status, the latest submissions."""
     return {
+        "ladder": part.ladder.state().to_dict(),
         "teams": [t.to_dict() for t in part.teams.list()],
         "queue": part.submissions.counts(),
         "submissions": [submission_doc(s) for s in part.submissions.recent(50)],
+        "challenges": [c.to_dict() for c in part.ladder.challenges(None, limit=50)],
     }
 
 
@@ -40,10 +44,11 @@ def admin_page(request: Request) -> Template:
     return page(request, "admin.html", admin=admin_figures(part), team=viewer, live=True)
 
 
-@get("/api/admin", tags=["admin"], summary="Teams and the validation queue", sync_to_thread=True)
+@get("/api/admin", tags=["admin"], summary="The ladder, teams and queues", sync_to_thread=True)
 def api_admin(request: Request) -> dict[str, Any]:
-    """Every team (`teams`), the queue's counts by status (`queue`) and the latest submissions
-    of every team. The admin only: 403 for another team."""
+    """The ladder's state (`ladder`: `paused`, `waiting`, `games_played`, `games_in_flight`,
+    `queues`, ...), every team (`teams`), the validation queue's counts by status (`queue`),
+    the latest submissions and challenges of every team. The admin only: 403 for another team."""
     part = part_of(request)
     _admin(part.api_viewer(request))
     return admin_figures(part)
@@ -84,4 +89,42 @@ def api_standings(
                     headers={"content-disposition": f'attachment; filename="{tid}-standings.json"'})
 
 
-ROUTES = [admin_page, api_admin, api_standings]
+def _pause(part: TeamsPart, paused: bool) -> dict[str, Any]:
+    if paused:
+        part.ladder.pause()
+    else:
+        part.ladder.resume()
+    return part.ladder.state().to_dict()
+
+
+@post("/admin/pause", include_in_schema=False, sync_to_thread=True)
+def admin_pause(request: Request, data: Annotated[CsrfForm, Body(media_type=RequestEncodingType.URL_ENCODED)]) -> Any:
+    _admin(checked_form(request, data.csrf))
+    _pause(part_of(request), True)
+    return Redirect("/admin", status_code=303)
+
+
+@post("/admin/resume", include_in_schema=False, sync_to_thread=True)
+def admin_resume(request: Request, data: Annotated[CsrfForm, Body(media_type=RequestEncodingType.URL_ENCODED)]) -> Any:
+    _admin(checked_form(request, data.csrf))
+    _pause(part_of(request), False)
+    return Redirect("/admin", status_code=303)
+
+
+@post("/api/admin/pause", tags=["admin"], summary="Pause the ladder", status_code=200, sync_to_thread=True)
+def api_pause(request: Request) -> dict[str, Any]:
+    """The ladder starts no new ranked set (what is being played finishes); its state after."""
+    part = part_of(request)
+    _admin(part.api_viewer(request, cookie_too=False))
+    return _pause(part, True)
+
+
+@post("/api/admin/resume", tags=["admin"], summary="Resume the ladder", status_code=200, sync_to_thread=True)
+def api_resume(request: Request) -> dict[str, Any]:
+    """The ladder plays again; its state after."""
+    part = part_of(request)
+    _admin(part.api_viewer(request, cookie_too=False))
+    return _pause(part, False)
+
+
+ROUTES = [admin_page, api_admin, api_standings, admin_pause, admin_resume, api_pause, api_resume]

@@ -32,7 +32,7 @@ from litestar.exceptions import HTTPException, NotAuthorizedException
 from litestar.params import Body, Parameter
 from litestar.response import Redirect, Template
 
-from arena.competition import Competition, Submission, Submissions, Team, Teams
+from arena.competition import Competition, Ladder, Submission, Submissions, Team, Teams
 from arena.competition.errors import Forbidden, NotFound, RateLimited, UploadRefused
 from arena.web.public import data_of, page
 from arena.web.security import LOGIN_COOKIE, SESSION_COOKIE, SESSION_S, Signer, bearer_token, load_secret, same_token
@@ -95,6 +95,7 @@ class TeamsPart:
         self.competition = competition
         self.teams = Teams(results, competition)
         self.submissions = Submissions(results, competition)
+        self.ladder = Ladder(results, competition)
         self.signer = Signer(load_secret(results))
         self.failed_auth = Limiter(FAILED_AUTH_PER_MINUTE, 60.0)
         self._tokens: dict[bytes, tuple[int, float]] = {}
@@ -206,7 +207,7 @@ def submission_doc(sub: Submission) -> dict[str, Any]:
 
 
 def error_status(exc: Exception) -> tuple[int, dict[str, str]] | None:
-    """The HTTP status (and headers) of the competition's errors."""
+    """The HTTP status (and headers) of the competition's errors (any other: 400)."""
     if isinstance(exc, RateLimited):
         return 429, {"retry-after": str(max(1, int(exc.retry_after)))}
     if isinstance(exc, UploadRefused):
@@ -265,7 +266,8 @@ class CsrfForm(msgspec.Struct):
     csrf: Annotated[str, msgspec.Meta(max_length=128)] = ""
 
 
-def _checked(request: Request, csrf: str) -> Viewer:
+def checked_form(request: Request, csrf: str) -> Viewer:
+    """The logged-in team of a form's request, whose CSRF field matches its session (else 403)."""
     viewer = part_of(request).page_viewer(request)
     if not same_token(csrf, viewer.csrf):
         raise HTTPException(status_code=403, detail="the form was not sent from this site's page (CSRF check): load the page again")
@@ -274,7 +276,7 @@ def _checked(request: Request, csrf: str) -> Viewer:
 
 @post("/logout", include_in_schema=False, sync_to_thread=True)
 def logout(request: Request, data: Annotated[CsrfForm, Body(media_type=RequestEncodingType.URL_ENCODED)]) -> Any:
-    _checked(request, data.csrf)
+    checked_form(request, data.csrf)
     response = Redirect("/", status_code=303)
     response.cookies.append(Cookie(key=SESSION_COOKIE, value="", max_age=0, path="/", httponly=True, samesite="lax"))
     return response
@@ -330,6 +332,7 @@ def team_figures(part: TeamsPart, request: Request, viewer: Viewer) -> dict[str,
         "team": {"id": viewer.id, "name": viewer.name, "is_admin": viewer.is_admin},
         "bots": bots,
         "submissions": [submission_doc(s) for s in subs],
+        "challenges": [c.to_dict() for c in part.ladder.challenges(viewer.id)],
         "games": faults,
     }
 
@@ -339,7 +342,8 @@ def team_page(request: Request) -> Template:
     part = part_of(request)
     viewer = part.page_viewer(request)
     figures = team_figures(part, request, viewer)
-    return page(request, "team.html", me=figures, team=viewer, live=True, competition=part.competition)
+    return page(request, "team.html", me=figures, team=viewer, live=True, competition=part.competition,
+                challenge_form=bool(figures["bots"]))
 
 
 @get("/api/team", tags=["teams"], summary="The asking team's page", sync_to_thread=True)
@@ -376,7 +380,7 @@ def _submit(part: TeamsPart, viewer: Viewer, upload: UploadFile | None) -> Any:
 @post("/team/submissions", include_in_schema=False, sync_to_thread=True)
 def upload_form(request: Request, data: Annotated[dict[str, Any], Body(media_type=RequestEncodingType.MULTI_PART)]) -> Any:
     part = part_of(request)
-    viewer = _checked(request, data.get("csrf") if isinstance(data.get("csrf"), str) else "")
+    viewer = checked_form(request, data.get("csrf") if isinstance(data.get("csrf"), str) else "")
     sub = _submit(part, viewer, data.get("archive"))
     return Redirect(f"/team/submissions/{sub.id}", status_code=303)
 
@@ -409,6 +413,61 @@ def api_submission(request: Request, submission_id: int) -> dict[str, Any]:
     return submission_doc(part.submission_for(part.api_viewer(request), submission_id))
 
 
+# -- challenges -----------------------------------------------------------------------------
+
+
+class ChallengeBody(msgspec.Struct):
+    opponents: Annotated[list[Annotated[str, msgspec.Meta(max_length=200)]], msgspec.Meta(min_length=1, max_length=4)]
+    games: Annotated[int, msgspec.Meta(ge=1, le=10_000)]
+
+
+def _challenge(part: TeamsPart, viewer: Viewer, opponents: list[str], games: int) -> Any:
+    team = part.team_by_id(viewer.id)
+    if team is None:
+        raise NotAuthorizedException(detail="this team's token was revoked")
+    return part.ladder.challenge(team, opponents, games)
+
+
+@get("/api/challenges", tags=["teams"], summary="The asking team's challenges", sync_to_thread=False)
+def api_challenges(request: Request) -> dict[str, Any]:
+    """The asking team's challenges, newest first: `opponents`, `games`, `played`, `status`
+    (queued, playing, done, failed) and the `tournament` their games are recorded in."""
+    part = part_of(request)
+    viewer = part.api_viewer(request)
+    return {"challenges": [c.to_dict() for c in part.ladder.challenges(viewer.id)]}
+
+
+@post("/api/challenges", tags=["teams"], summary="Ask for unranked games", status_code=201, sync_to_thread=True)
+def api_challenge(request: Request, data: ChallengeBody) -> dict[str, Any]:
+    """JSON `{"opponents": [...], "games": N}`: up to four opponents (teams or bot names) and a
+    number of unranked games of the asking team's bot against them, played before ranked
+    games and never rated. Capped per team and hour (429 with `Retry-After`)."""
+    part = part_of(request)
+    viewer = part.api_viewer(request, cookie_too=False)
+    return _challenge(part, viewer, data.opponents, data.games).to_dict()
+
+
+class ChallengeForm(msgspec.Struct):
+    opponents: Annotated[str, msgspec.Meta(max_length=1000)] = ""
+    games: Annotated[str, msgspec.Meta(max_length=10)] = ""
+    csrf: Annotated[str, msgspec.Meta(max_length=128)] = ""
+
+
+@post("/team/challenges", include_in_schema=False, sync_to_thread=True)
+def challenge_form(request: Request, data: Annotated[ChallengeForm, Body(media_type=RequestEncodingType.URL_ENCODED)]) -> Any:
+    part = part_of(request)
+    viewer = checked_form(request, data.csrf)
+    opponents = [o.strip() for o in data.opponents.replace(",", " ").split() if o.strip()]
+    if not 1 <= len(opponents) <= 4:
+        raise HTTPException(status_code=400, detail="opponents: name one to four bots or teams, separated by commas")
+    try:
+        games = int(data.games)
+    except ValueError:
+        raise HTTPException(status_code=400, detail=f"games: {data.games[:10]!r} is not a number") from None
+    _challenge(part, viewer, opponents, games)
+    return Redirect("/team", status_code=303)
+
+
 def login_redirect(request: Request, exc: Exception) -> Response[Any]:
     return Redirect("/login", status_code=303)
 
@@ -416,5 +475,5 @@ def login_redirect(request: Request, exc: Exception) -> Response[Any]:
 ROUTES = [
     # (the handler that runs in the loop first, for each path that has two: see login_page)
     login_page, login, logout, register, team_page, api_team, submission_page, upload_form, api_submissions,
-    api_submit, api_submission,
+    api_submit, api_submission, api_challenges, api_challenge, challenge_form,
 ]

@@ -222,3 +222,23 @@ def test_admin_page_behind_the_admins_login(server: Server) -> None:
             assert page.status_code == status
             if status == 200:
                 assert "Validation queue" in page.text and ">alpha<" in page.text
+
+
+def test_admin_pauses_and_resumes_the_ladder(server: Server) -> None:
+    with server.client(server.tokens["alpha"]) as c:
+        assert c.post("/api/admin/pause").status_code == 403
+    with server.client(server.tokens["boss"]) as c:
+        assert c.post("/api/admin/pause").json()["paused"] is True
+        assert c.get("/api/admin").json()["ladder"]["paused"] is True
+        assert c.post("/api/admin/resume").json()["paused"] is False
+    with server.client(follow_redirects=False) as c:  # the page's forms, with their CSRF field
+        nonce = _csrf(c.get("/login").text)
+        c.post("/login", data={"token": server.tokens["boss"], "csrf": nonce})
+        page = c.get("/admin")
+        assert "Pause the ladder" in page.text
+        assert c.post("/admin/pause", data={"csrf": "forged"}).status_code == 403
+        assert c.post("/admin/pause", data={"csrf": _csrf(page.text)}).status_code == 303
+        assert "Resume the ladder" in c.get("/admin").text
+        c.post("/admin/resume", data={"csrf": _csrf(c.get("/admin").text)})
+    with server.client(server.tokens["boss"]) as c:
+        assert c.get("/api/admin").json()["ladder"]["paused"] is False

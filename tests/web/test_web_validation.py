@@ -38,7 +38,7 @@ def comp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Pat
     folder = tmp_path_factory.mktemp("validation")
     settings = filled_store(folder, 8)
     config = folder / "competition.toml"
-    config.write_text('[game]\nsandbox = "limits"\n')
+    config.write_text('[game]\nsandbox = "limits"\n[challenges]\nper_hour = 2\n')
     server = start_server(settings.results, "--no-ladder", "--config", str(config), teams=("alpha", "beta"))
     try:
         yield server, config
@@ -110,3 +110,36 @@ def test_submission_page_follows_the_queue_without_reload(comp: tuple[Server, Pa
             assert errors == []
         finally:
             ctx.close()
+
+
+def test_challenges_by_the_api_and_the_form(comp: tuple[Server, Path]) -> None:
+    """Once both teams have an accepted bot, alpha asks for unranked games against beta's: by
+    the API (listed for alpha only) and by the team page's form; past the hourly cap, 429."""
+    server, config = comp
+    competition = load_competition(config)
+    with server.client(server.tokens["beta"]) as c:
+        c.post("/api/submissions", files={"archive": ("b2.tar.gz", archive("betabot"))})
+    while validate_next(server.results, competition) is not None:
+        continue
+    with server.client(server.tokens["alpha"]) as c:
+        asked = c.post("/api/challenges", json={"opponents": ["beta"], "games": 2})
+        assert asked.status_code == 201, asked.text
+        assert asked.json()["status"] == "queued" and asked.json()["opponents"] == ["beta"]
+        assert [ch["id"] for ch in c.get("/api/challenges").json()["challenges"]] == [asked.json()["id"]]
+        assert c.post("/api/challenges", json={"opponents": ["nobody"], "games": 2}).status_code == 404
+        assert c.post("/api/challenges", json={"opponents": [], "games": 2}).status_code == 400
+        assert c.post("/api/challenges", json={"opponents": ["beta"], "games": "many"}).status_code == 400
+    with server.client(server.tokens["beta"]) as c:
+        assert c.get("/api/challenges").json()["challenges"] == []
+    with server.client() as c:
+        assert c.post("/api/challenges", json={"opponents": ["beta"], "games": 2}).status_code == 401
+    with server.client(follow_redirects=False) as c:
+        nonce = re.search(r'name="csrf" value="([^"]+)"', c.get("/login").text).group(1)  # type: ignore[union-attr]
+        c.post("/login", data={"token": server.tokens["alpha"], "csrf": nonce})
+        page = c.get("/team")
+        assert "Ask for a challenge" in page.text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        assert c.post("/team/challenges", data={"opponents": "betabot", "games": "1"}).status_code == 403
+        assert c.post("/team/challenges", data={"opponents": "betabot", "games": "1", "csrf": csrf}).status_code == 303
+        capped = c.post("/team/challenges", data={"opponents": "betabot", "games": "1", "csrf": csrf})
+        assert capped.status_code == 429 and int(capped.headers["retry-after"]) > 0
