@@ -67,8 +67,14 @@ class LadderChild:
 
     def _spawn(self) -> None:
         # Its own session: a Ctrl-C at the terminal reaches the server, which stops the
-        # ladder itself, in order; and the ladder's bots die with its group.
-        self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, start_new_session=True)
+        # ladder itself, in order; and the ladder's bots die with its group. A server that
+        # is killed outright (SIGKILL) takes the ladder with it: the kernel sends it SIGTERM
+        # then, so that a restarted server never finds a second ladder on the same store.
+        # (The kernel watches the thread that started it: the main one, or this watcher,
+        # which lives until the server stops it.)
+        self.proc = subprocess.Popen(
+            self.command, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_term_with_parent,
+        )
 
     def _watch(self) -> None:
         backoff = 1.0
@@ -84,8 +90,8 @@ class LadderChild:
             self.say(f"the ladder process (pid {proc.pid}) exited with status {code}; starting it again in {backoff:.0f} s")
             if self._stopping.wait(backoff):
                 return
-            self.restarts += 1
             self._spawn()
+            self.restarts += 1
 
     def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         self._stopping.set()
@@ -103,6 +109,19 @@ class LadderChild:
             os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(5)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _term_with_parent() -> None:
+    """In the child, before it runs: SIGTERM when the parent dies (Linux; elsewhere nothing)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def serve(
