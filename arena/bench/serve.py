@@ -215,7 +215,7 @@ def _play(bots: Path, results: Path, games: int) -> tuple[int, float]:
     """A tournament of the instant bots by `arena run` (one job): games played, games/s."""
     settings = RunSettings(bots_dir=bots, results=results, players=4, deals=-(-games // PER_DEAL), games=games, jobs=1, time=TIME)
     done = subprocess.run(
-        [sys.executable, "-m", "arena", *run_args(settings), "--json", "--no-report"],
+        [sys.executable, "-m", "arena", *run_args(settings), "--deals", str(settings.deals), "--json", "--no-report"],
         capture_output=True, text=True, timeout=1800,
     )
     if done.returncode != 0:
