@@ -1,7 +1,10 @@
 """Teams and their tokens. A token is 256 random bits, printed once when the team is made;
 the store keeps only its argon2 hash and its first 8 characters (to find the row without
 trying every hash). :meth:`Teams.authenticate` always runs one argon2 verification, against a
-dummy hash when no row matches, so that the time taken does not say whether a prefix exists."""
+dummy hash when no row matches, so that the time taken does not say whether a prefix exists.
+
+``Teams(results, competition)``: the competition is needed only by :meth:`Teams.register`
+(its invite code); ``Teams(results)`` refuses self-registration."""
 
 from __future__ import annotations
 
