@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 
 from arena import __version__
-from arena.cli import bench, doctor, ladder, match, new, play, replay, report, run, schema, store, team, validate
+from arena.cli import bench, doctor, ladder, match, new, play, replay, report, run, schema, serve, store, team, validate
 from arena.cli.console import HELP, err, out
 from arena.cli.render import ConsoleLogHandler
 from arena.errors import ArenaError
@@ -47,7 +47,7 @@ def _root(
 
 # In this order in `arena --help`: a run and its results first, then one game, then the
 # bot author's tools.
-for module in (run, match, report, play, replay, validate, new, doctor, schema, ladder):
+for module in (run, match, report, play, replay, validate, new, doctor, schema, serve, ladder):
     for name, command in module.COMMANDS.items():
         app.command(name)(command)
 app.add_typer(bench.bench_app, name="bench")

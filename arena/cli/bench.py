@@ -17,6 +17,7 @@ from arena.cli.render_bench import (
     print_referee,
     print_sandbox,
     print_scale,
+    print_serve,
     print_tournament,
 )
 from arena.engine import Variant
@@ -138,6 +139,26 @@ def bench_tournament_command(
     with busy("benchmarking tournaments…"):
         r = bench_tournament(games, rounds, scratch, long_deals)
     print_tournament(out, r, as_json=json_output)
+
+
+@bench_app.command("serve")
+def bench_serve_command(
+    stored: Annotated[int, typer.Option(min=1, help="Games in the store the server serves.")] = 10_000,
+    clients: Annotated[int, typer.Option(min=1, max=1000, help="Concurrent clients.")] = 50,
+    seconds: Annotated[float, typer.Option(min=0.5, help="Seconds of web load alone.")] = 10.0,
+    games: Annotated[int, typer.Option(min=60, help="Games of the tournament played alone and under each load.")] = 600,
+    rate: Annotated[float, typer.Option(min=0.01, help="Requests a second per client while games are played (a live page: at most 1).")] = 1.0,
+    scratch: ScratchOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """The competition server (needs `cc` and the `serve` extra): requests/s and p50/p99
+    latency of the leaderboard page and API with concurrent clients over a store of games,
+    and games/s of a tournament played alone and under that load, in one run."""
+    from arena.bench.serve import bench_serve
+
+    with busy("benchmarking the server…"):
+        r = bench_serve(stored, clients, seconds, games, scratch, rate)
+    print_serve(out, r, as_json=json_output)
 
 
 @bench_app.command("cluster")

@@ -152,6 +152,34 @@ def print_tournament(console: Console, r: Any, *, as_json: bool) -> None:  # noq
     console.print(modes)
 
 
+def print_serve(console: Console, r: Any, *, as_json: bool) -> None:  # noqa: ANN401 - a ServeBench
+    """`arena bench serve`: each route's requests/s and latency, the games' throughput alone and under load."""
+    if as_json:
+        print(json.dumps({"benchmark": "serve", **r.to_dict()}))
+        return
+    doc = r.to_dict()
+    table = Table(
+        title=f"Server: {r.clients} clients over {r.stored:,} stored games", title_justify="left",
+    )
+    for col in ("route", "while", "requests", "req/s", "p50 ms", "p99 ms", "errors"):
+        table.add_column(col, justify="right")
+    for label, figures in (("web alone", r.web), (f"games, {r.rate:g}/s/client", r.web_during_games)):
+        for name, lat in figures.items():
+            route = "page /" if name == "page" else "/api/leaderboard"
+            table.add_row(route, label, f"{lat.requests:,}", f"{lat.per_s:,.1f}", f"{lat.p50_ms:.1f}", f"{lat.p99_ms:.1f}", str(lat.errors))
+    console.print(table)
+    met = doc["targets"]
+    console.print(
+        f"games/s of {r.games} games: {r.games_per_s_alone:.1f} alone, {r.games_per_s_loaded:.1f} under the live "
+        f"pages' load ({r.clients} × {r.rate:g}/s: {100 * r.throughput_change:+.1f}%; target within "
+        f"±{100 * met['throughput_change']:.0f}%: {'met' if met['throughput_met'] else 'not met'}), "
+        f"{r.games_per_s_flooded:.1f} under a flood ({100 * r.flooded_change:+.1f}%) · p99 target {met['p99_ms']:.0f} ms (web alone): "
+        f"{'met' if met['p99_met'] else 'not met'} · first leaderboard {r.first_leaderboard_ms:,.0f} ms · "
+        f"store filled in {r.fill_s:.0f} s under {r.scratch}",
+        highlight=False,
+    )
+
+
 def print_cluster(console: Console, r: Any, slots: int, *, as_json: bool) -> None:  # noqa: ANN401 - a ClusterBench
     """`arena bench cluster`: local and Dask games/s side by side, and what Dask adds per game."""
     if as_json:

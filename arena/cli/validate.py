@@ -115,16 +115,23 @@ def _explain(bot: Path, sandbox: SandboxSettings, cache: Path, quiet: bool) -> d
 @with_time_options
 def submit_command(
     bot: BotArgument,
-    bots: Annotated[Path, typer.Option("--bots", help="The bots folder to copy it into (created if missing).")],
+    bots: Annotated[Path | None, typer.Option("--bots", help="The bots folder to copy it into (created if missing).")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Replace the bot of the same name in the bots folder with this one, its new version (once it passes).")] = False,
     *,
     times: TimeSettings,  # --hello-ms … --no-timeout (with_time_options)
     sandbox: SandboxOption = None,
     config: RunConfigOption = None,
     results: BuildResultsOption = Path("results"),
+    server: Annotated[str | None, typer.Option("--server", help="Upload to this competition server instead (`arena serve`), e.g. http://127.0.0.1:8000.")] = None,
+    token: Annotated[str | None, typer.Option("--token", help="Your team's token (with --server).", envvar="ARENA_TOKEN")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="With --server: print the new submission as JSON.")] = False,
 ) -> None:
-    """Validate a bot, then copy it into a bots folder under its name (refused if it fails, or if a different bot has that name there, unless --replace)."""
+    """Validate a bot, then copy it into a bots folder under its name (refused if it fails, or if a different bot has that name there, unless --replace); or, with --server, upload it to a competition server, which validates it in its queue."""
     from arena.authoring.submit import submit_bot
+
+    if server is not None or bots is None:
+        _submit_to_server(bot, bots, server, token, json_output)
+        return
 
     confined = _sandbox(sandbox, config)
     new = _find(bot)
@@ -145,6 +152,26 @@ def submit_command(
         out.print(Text(f"✓ submitted: {outcome.destination}", style="green"))
     else:
         out.print(f"{outcome.destination} arrived meanwhile with identical files: nothing copied", highlight=False)
+
+
+def _submit_to_server(bot: Path, bots: Path | None, server: str | None, token: str | None, json_output: bool) -> None:
+    from arena.web.client import submit_to_server
+
+    if server is None:
+        raise ArenaError("arena submit: give --bots DIR (a local bots folder) or --server URL --token T (a competition server)")
+    if bots is not None:
+        raise ArenaError("arena submit: --bots and --server go to different places: give one")
+    if not token:
+        raise ArenaError("arena submit --server: give your team's --token (or set ARENA_TOKEN)")
+    sub = submit_to_server(bot, server, token)
+    if json_output:
+        print(json.dumps(sub))
+        return
+    out.print(
+        Text(f"✓ uploaded as submission {sub['id']} ({sub['status']}): the server validates it in its queue; "
+             f"{server.rstrip('/')}/team/submissions/{sub['id']} shows how it goes"),
+        highlight=False,
+    )
 
 
 def _find(path: Path) -> BotManifest:

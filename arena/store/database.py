@@ -860,6 +860,42 @@ class Store:
         with self._tx():
             self._conn.execute("DELETE FROM schedules_played WHERE tournament_id = ?", (tournament_id,))
 
+    # -- what a web server reads between its kept figures (one game, the latest row) --------
+
+    @_guarded
+    def last_rowid(self) -> int:
+        """The rowid of the latest game row (0: none)."""
+        return self._conn.execute("SELECT ifnull(max(rowid), 0) FROM games").fetchone()[0]
+
+    @_reading
+    def game(self, game_id: str) -> tuple[GameRow, list[str]] | None:
+        """One game by its id (any status) and the tournaments that list it, or None."""
+        head = self._conn.execute(
+            "SELECT id, status, set_id, seed, players, variant, duration_s, finished, replay, void_reason "
+            "FROM games WHERE id = ?",
+            (game_id,),
+        ).fetchone()
+        if head is None:
+            return None
+        bots = self.bots()
+        seats = tuple(
+            SeatRow(
+                seat, bots[bot_id], points, puddings, rank, bool(autopilot), json.loads(faults), mean_ms, max_ms,
+                cpu_ms, peak_mb,
+            )
+            for seat, bot_id, points, puddings, rank, autopilot, faults, mean_ms, max_ms, cpu_ms, peak_mb in self._conn.execute(
+                "SELECT seat, bot_id, points, puddings, rank, autopilot, faults, mean_ms, max_ms, cpu_ms, peak_mb "
+                "FROM game_seats WHERE game_id = ? ORDER BY seat",
+                (game_id,),
+            )
+        )
+        tournaments = [
+            r[0] for r in self._conn.execute(
+                "SELECT tournament_id FROM tournament_games WHERE game_id = ? ORDER BY tournament_id", (game_id,)
+            )
+        ]
+        return GameRow(*head, seats=seats), tournaments
+
     def close(self) -> None:
         self._conn.close()
 

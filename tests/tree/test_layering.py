@@ -29,6 +29,7 @@ PART_OF = {
     "runs": "runs",
     "match": "match",
     "competition": "competition",
+    "web": "web",
     "executors": "executors",
     "env": "env",
     "cli": "cli",
@@ -57,7 +58,9 @@ ALLOWED = {
     "bench": {"tournament", "match", "runs", "executors", "store", "game", "env"} | _BELOW_GAME,
     # The competition server's core: it plays through the tournament and validates through authoring.
     "competition": {"tournament", "runs", "executors", "store", "game", "authoring"} | _BELOW_GAME,
-    "cli": {"tournament", "match", "runs", "executors", "store", "game", "report", "authoring", "bench", "competition"} | _BELOW_GAME,
+    # The web application: it reads the store and the competition, and never plays a game.
+    "web": {"competition", "tournament", "store", "report", "game"} | _BELOW_GAME,
+    "cli": {"tournament", "match", "runs", "executors", "store", "game", "report", "authoring", "bench", "competition", "web"} | _BELOW_GAME,
     "main": {"cli"},
 }
 #: The third-party packages a part may import (any part: msgspec).
@@ -68,7 +71,9 @@ THIRD_PARTY = {
     "tournament": {"msgspec", "trio", "dask", "distributed", "numpy"},  # numpy: the ratings' algebra
     "competition": {"msgspec", "trio", "argon2"},  # argon2: team tokens (the `serve` extra)
     "env": {"msgspec", "trio", "numpy", "gymnasium", "pettingzoo"},  # the rl extra
-    "bench": {"msgspec", "trio", "dask", "distributed", "numpy"},  # numpy: `arena bench env`'s random masked actions
+    "web": {"msgspec", "litestar", "jinja2", "uvicorn", "httpx"},  # the `serve` extra
+    # numpy: `arena bench env`'s random masked actions; httpx: `arena bench serve`'s clients (it starts the server as a subprocess, importing none of it).
+    "bench": {"msgspec", "trio", "dask", "distributed", "numpy", "httpx"},
 }
 THIRD_PARTY_DEFAULT = {"msgspec", "trio", "dask", "distributed"}
 
