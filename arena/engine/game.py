@@ -27,7 +27,7 @@ from .cards import (
 )
 from .errors import IllegalPlayError, InvalidPlayError
 from .plays import check_play
-from .scoring import maki_points, maki_symbols, pudding_points, rank, set_points
+from .scoring import pudding_points, rank, round_points
 from .state import LEFT, GameConfig, GameResult, GameState, Play, Variant
 
 # The kind order of cards.py puts the plain set cards (0..5) and the nigiri (6..8)
@@ -127,19 +127,26 @@ def apply_turn(state: GameState, plays: Sequence[Play | None]) -> None:
             seat=None, round=state.round, turn=state.turn, cards=plays, rule="R4",
         )
     hands = state.hands
-    chop = state.chopsticks
     controller = state.controller
-    checked: list[Play] = []
     if controller < 0:
-        # Fast path for the common case: one card that is in the hand.
-        for seat in range(players):
-            p = plays[seat]
-            if type(p) is tuple and len(p) == 1 and type(p[0]) is int and p[0] in hands[seat] or type(p) is tuple and len(p) == 2 and chop[seat] and p[0] != p[1] and p[0] in hands[seat] and p[1] in hands[seat] and type(p[0]) is int and type(p[1]) is int:
-                checked.append(p)
-            else:
-                checked.append(check_play(state, seat, p))
-        _reveal_standard(state, checked)
+        # Fast path for the common case: every play one card in the hand, or two with
+        # chopsticks in the tableau; the plays are then used as given, without a copy.
+        chop = state.chopsticks
+        seat = 0
+        for p in plays:
+            if type(p) is not tuple or not (
+                len(p) == 1 and type(p[0]) is int and p[0] in hands[seat]
+                or len(p) == 2 and chop[seat] and p[0] != p[1] and p[0] in hands[seat] and p[1] in hands[seat]
+                and type(p[0]) is int and type(p[1]) is int
+            ):
+                break
+            seat += 1
+        else:
+            _reveal_standard(state, plays if type(plays) is tuple else tuple(plays))
+            return
+        _reveal_standard(state, tuple([check_play(state, seat, p) for seat, p in enumerate(plays)]))
         return
+    checked: list[Play] = []
     deciding = state.deciding_seats()
     for seat in range(players):
         p = plays[seat]
@@ -155,28 +162,43 @@ def apply_turn(state: GameState, plays: Sequence[Play | None]) -> None:
 # -- internals -----------------------------------------------------------------------
 
 
-def _reveal_standard(state: GameState, plays: list[Play]) -> None:
-    """The hot path of :func:`_reveal` for games without a dummy (same effects)."""
+def _reveal_standard(state: GameState, plays: tuple[Play, ...]) -> None:
+    """The hot path of :func:`_reveal` and :func:`_pass_hands` for games without a
+    dummy (same effects, same log): the common card kinds are handled inline."""
     hands = state.hands
     tableaus = state.tableaus
     counts = state.counts
     kind_of = state.kind_of
-    attached: list[tuple[int, int, int]] = []
+    attached: list[tuple[int, int, int]] | None = None
     returned: list[tuple[int, int]] | None = None
-    for seat, play in enumerate(plays):
+    seat = 0
+    for play in plays:
         hand = hands[seat]
         if len(play) == 1:
             c = play[0]
             hand.remove(c)
             kind = kind_of[c]
-            if kind < PUDDING_KIND:  # no side effects beyond the count: the common case
-                tableaus[seat].append(c)
-                counts[seat][kind] += 1
-                if kind > MAKI3_KIND:
-                    _nigiri(state, seat, c, kind, attached)
-            else:
-                _enter(state, seat, c, kind, attached)
+            tableaus[seat].append(c)
+            counts[seat][kind] += 1
+            if kind > MAKI3_KIND:  # a nigiri (R7), pudding, wasabi or chopsticks
+                if kind < PUDDING_KIND:
+                    free = state.free_wasabi[seat]
+                    if free:
+                        wasabi = free.pop(0)
+                        state.wasabi_of[c] = wasabi
+                        state.nigiri_points[seat] += WASABI_FACTOR * NIGIRI_VALUE[kind]
+                        if attached is None:
+                            attached = []
+                        attached.append((seat, c, wasabi))
+                    else:
+                        state.nigiri_points[seat] += NIGIRI_VALUE[kind]
+                elif kind == WASABI:
+                    state.free_wasabi[seat].append(c)
+                elif kind == CHOPSTICKS:
+                    state.chopsticks[seat].append(c)
         else:
+            if attached is None:
+                attached = []
             for c in play:
                 hand.remove(c)
                 _enter(state, seat, c, kind_of[c], attached)
@@ -184,9 +206,16 @@ def _reveal_standard(state: GameState, plays: list[Play]) -> None:
             if returned is None:
                 returned = []
             returned.append((seat, hand[-1]))
-    state.log.append(("reveal", state.round, state.turn, tuple(plays), returned, attached or None, -1))
+        seat += 1
+    state.log.append(("reveal", state.round, state.turn, plays, returned, attached or None, -1))
     state.turn += 1
-    _pass_hands(state)
+    # Pass the hands (R6, R14); with one card left, play it (R6a).
+    if state.direction == 1:
+        hands.insert(0, hands.pop())  # seat i's hand goes to seat i+1
+    else:
+        hands.append(hands.pop(0))
+    if len(hands[0]) == 1:
+        _play_last_cards(state)
 
 
 def _return_chopsticks(state: GameState, seat: int) -> int:
@@ -206,13 +235,18 @@ def _pass_hands(state: GameState) -> None:
     else:
         hands.append(hands.pop(0))
     if len(hands[0]) == 1:
-        kind_of = state.kind_of
-        last = tuple([h.pop() for h in hands])
-        on_wasabi: list[tuple[int, int, int]] = []
-        for seat, c in enumerate(last):
-            _enter(state, seat, c, kind_of[c], on_wasabi)
-        state.log.append(("last", state.round, state.turn, last, on_wasabi or None))
-        _end_round(state)
+        _play_last_cards(state)
+
+
+def _play_last_cards(state: GameState) -> None:
+    """Every seat's last card enters its tableau (R6a), then the round ends."""
+    kind_of = state.kind_of
+    last = tuple([h.pop() for h in state.hands])
+    on_wasabi: list[tuple[int, int, int]] = []
+    for seat, c in enumerate(last):
+        _enter(state, seat, c, kind_of[c], on_wasabi)
+    state.log.append(("last", state.round, state.turn, last, on_wasabi or None))
+    _end_round(state)
 
 
 def _reveal(state: GameState, plays: list[Play]) -> None:
@@ -314,30 +348,31 @@ def _end_round(state: GameState) -> None:
     """Score the round (R9, R10), discard all but pudding (R11), deal or end (R12)."""
     seats = len(state.hands)
     counts = state.counts
-    symbols = [maki_symbols(c) for c in counts]
-    maki = maki_points(symbols)
-    points = [set_points(counts[s], state.nigiri_points[s]) + maki[s] for s in range(seats)]
+    points, symbols, maki = round_points(counts, state.nigiri_points)
+    scores = state.scores
     for s in range(seats):
-        state.scores[s] += points[s]
+        scores[s] += points[s]
     state.round_points.append(points)
     kind_of = state.kind_of
     discard = state.discard
-    for s in range(seats):
+    s = 0
+    for tableau in state.tableaus:
         if counts[s][PUDDING]:
-            for c in state.tableaus[s]:
+            for c in tableau:
                 if kind_of[c] == PUDDING:
                     state.kept_puddings[s].append(c)
                 else:
                     discard.append(c)
         else:
-            discard += state.tableaus[s]
-        state.tableaus[s] = []
-        state.counts[s] = [0] * len(KINDS)
-        state.free_wasabi[s] = []
-        state.chopsticks[s] = []
-        state.nigiri_points[s] = 0
+            discard += tableau
+        s += 1
+    state.tableaus = [[] for _ in range(seats)]
+    state.counts = [[0] * len(KINDS) for _ in range(seats)]
+    state.free_wasabi = [[] for _ in range(seats)]
+    state.chopsticks = [[] for _ in range(seats)]
+    state.nigiri_points = [0] * seats
     state.wasabi_of = {}
-    state.log.append(("scored", state.round, tuple(points), tuple(symbols), tuple(maki), tuple(state.scores)))
+    state.log.append(("scored", state.round, tuple(points), tuple(symbols), tuple(maki), tuple(scores)))
     if state.round < ROUNDS:
         _deal(state)
         return
