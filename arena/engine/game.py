@@ -26,7 +26,7 @@ from .cards import (
     WASABI_FACTOR,
 )
 from .errors import IllegalPlayError, InvalidPlayError
-from .plays import check_play
+from .plays import SINGLES, check_play
 from .scoring import pudding_points, rank, round_points
 from .state import LEFT, GameConfig, GameResult, GameState, Play, Variant
 
@@ -84,6 +84,7 @@ def new_game(config: GameConfig, seed: int, *, ids: int | None = None) -> GameSt
     state.turn = 0
     state.direction = LEFT
     state.hands = [[] for _ in range(seats)]
+    state.singles = None if config.variant is Variant.DUMMY else [[] for _ in range(seats)]
     state.tableaus = [[] for _ in range(seats)]
     state.counts = [[0] * len(KINDS) for _ in range(seats)]
     state.nigiri_points = [0] * seats
@@ -156,19 +157,20 @@ def apply_turn(state: GameState, plays: Sequence[Play | None]) -> None:
             check_play(state, seat, p)  # raises: this seat does not decide
         else:
             checked.append(tuple(hands[seat]))  # the last card, played for it
-    _reveal(state, checked)
+    _reveal_dummy(state, checked)
 
 
 # -- internals -----------------------------------------------------------------------
 
 
 def _reveal_standard(state: GameState, plays: tuple[Play, ...]) -> None:
-    """The hot path of :func:`_reveal` and :func:`_pass_hands` for games without a
-    dummy (same effects, same log): the common card kinds are handled inline."""
+    """The turn of a game without a dummy: the reveal (R5, R7, R8), the pass (R6, R14) and the
+    last cards (R6a), with the common card kinds handled inline."""
     hands = state.hands
     tableaus = state.tableaus
     counts = state.counts
     kind_of = state.kind_of
+    singles = state.singles
     attached: list[tuple[int, int, int]] | None = None
     returned: list[tuple[int, int]] | None = None
     seat = 0
@@ -177,6 +179,7 @@ def _reveal_standard(state: GameState, plays: tuple[Play, ...]) -> None:
         if len(play) == 1:
             c = play[0]
             hand.remove(c)
+            singles[seat].remove(play)
             kind = kind_of[c]
             tableaus[seat].append(c)
             counts[seat][kind] += 1
@@ -199,21 +202,27 @@ def _reveal_standard(state: GameState, plays: tuple[Play, ...]) -> None:
         else:
             if attached is None:
                 attached = []
+            own = singles[seat]
             for c in play:
                 hand.remove(c)
+                own.remove(SINGLES[c])
                 _enter(state, seat, c, kind_of[c], attached)
-            hand.append(_return_chopsticks(state, seat))
+            c = _return_chopsticks(state, seat)
+            hand.append(c)
+            own.append(SINGLES[c])
             if returned is None:
                 returned = []
             returned.append((seat, hand[-1]))
         seat += 1
     state.log.append(("reveal", state.round, state.turn, plays, returned, attached or None, -1))
     state.turn += 1
-    # Pass the hands (R6, R14); with one card left, play it (R6a).
+    # Pass the hands (R6, R14), their one-card plays with them; with one card left, play it (R6a).
     if state.direction == 1:
         hands.insert(0, hands.pop())  # seat i's hand goes to seat i+1
+        singles.insert(0, singles.pop())
     else:
         hands.append(hands.pop(0))
+        singles.append(singles.pop(0))
     if len(hands[0]) == 1:
         _play_last_cards(state)
 
@@ -227,21 +236,12 @@ def _return_chopsticks(state: GameState, seat: int) -> int:
     return c
 
 
-def _pass_hands(state: GameState) -> None:
-    """Pass every hand one seat on (R6, R14); with one card left, play it (R6a)."""
-    hands = state.hands
-    if state.direction == 1:
-        hands.insert(0, hands.pop())  # seat i's hand goes to seat i+1
-    else:
-        hands.append(hands.pop(0))
-    if len(hands[0]) == 1:
-        _play_last_cards(state)
-
-
 def _play_last_cards(state: GameState) -> None:
     """Every seat's last card enters its tableau (R6a), then the round ends."""
     kind_of = state.kind_of
     last = tuple([h.pop() for h in state.hands])
+    if state.singles is not None:
+        state.singles = [[] for _ in last]
     on_wasabi: list[tuple[int, int, int]] = []
     for seat, c in enumerate(last):
         _enter(state, seat, c, kind_of[c], on_wasabi)
@@ -249,8 +249,9 @@ def _play_last_cards(state: GameState) -> None:
     _end_round(state)
 
 
-def _reveal(state: GameState, plays: list[Play]) -> None:
-    """Reveal (R5): every seat's cards enter its tableau in the order chosen."""
+def _reveal_dummy(state: GameState, plays: list[Play]) -> None:
+    """The turn of the dummy variant: the reveal (R5), the dummy's card (R15), the
+    players' swap of hands and the controller's draw (R15)."""
     hands = state.hands
     kind_of = state.kind_of
     controller = state.controller
@@ -281,21 +282,17 @@ def _reveal(state: GameState, plays: list[Play]) -> None:
                 returned = []
             returned.append((seat, c))
         revealed.append(own)
-    if controller >= 0:
-        dummy_card = plays[controller][-1]
-        _enter(state, 2, dummy_card, kind_of[dummy_card], attached)
-        revealed.append((dummy_card,))
+    dummy_card = plays[controller][-1]
+    _enter(state, 2, dummy_card, kind_of[dummy_card], attached)
+    revealed.append((dummy_card,))
     state.log.append(("reveal", state.round, state.turn, tuple(revealed), returned, attached or None, controller))
     state.turn += 1
-    if controller >= 0:
-        hands[0], hands[1] = hands[1], hands[0]  # the players swap hands; the pile stays (R15)
-        state.controller = 1 - controller
-        if hands[0]:
-            _draw_for_controller(state)
-        else:
-            _end_round(state)
-        return
-    _pass_hands(state)
+    hands[0], hands[1] = hands[1], hands[0]  # the players swap hands; the pile stays (R15)
+    state.controller = 1 - controller
+    if hands[0]:
+        _draw_for_controller(state)
+    else:
+        _end_round(state)
 
 
 def _nigiri(state: GameState, seat: int, card: int, kind: int, attached: list[tuple[int, int, int]]) -> None:
@@ -333,6 +330,9 @@ def _deal(state: GameState) -> None:
     for seat in range(len(state.hands)):
         state.hands[seat] = pile[:size]
         del pile[:size]
+    if state.singles is not None:
+        single = SINGLES.__getitem__
+        state.singles = [list(map(single, hand)) for hand in state.hands]
     state.log.append(("round", state.round, state.direction, size))
     if state.controller >= 0:
         _draw_for_controller(state)

@@ -72,6 +72,7 @@ class GameState:
         "turn",
         "direction",
         "hands",
+        "singles",
         "tableaus",
         "counts",
         "nigiri_points",
@@ -96,6 +97,11 @@ class GameState:
     turn: int  # 1.. within the round
     direction: int
     hands: list[list[int]]  # per table seat; the dummy's pile in that variant (top first)
+    #: Per seat, the one-card plays of its hand, in hand order: what legal_plays lists
+    #: without chopsticks, kept beside the hands as they change so that listing costs
+    #: one list copy. The tuples are the shared ones of ``plays.SINGLES``. ``None``
+    #: in the dummy variant, whose plays all name the dummy's card too.
+    singles: list[list[tuple[int]]] | None
     tableaus: list[list[int]]  # per table seat, in the order cards entered (R16)
     counts: list[list[int]]  # per table seat, per kind, what the tableau holds
     nigiri_points: list[int]  # per table seat, this round, wasabi included
@@ -152,6 +158,7 @@ class GameState:
         new.turn = self.turn
         new.direction = self.direction
         new.hands = [h[:] for h in self.hands]
+        new.singles = None if self.singles is None else [s[:] for s in self.singles]
         new.tableaus = [t[:] for t in self.tableaus]
         new.counts = [c[:] for c in self.counts]
         new.nigiri_points = self.nigiri_points[:]
