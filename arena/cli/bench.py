@@ -16,6 +16,7 @@ from arena.cli.render_bench import (
     print_referee,
     print_sandbox,
     print_scale,
+    print_search,
     print_tournament,
 )
 from arena.engine import Variant
@@ -57,6 +58,27 @@ def bench_engine_command(
         for n in counts:
             results.append(bench_engine(n, seconds, chosen.value))
     print_engine(out, results, chosen.value, as_json=json_output)
+
+
+@bench_app.command("search")
+def bench_search_command(
+    players: Annotated[
+        list[int] | None,
+        typer.Option("--players", "-p", min=2, max=5, help="Player counts to measure (repeatable). Default: 2 to 5."),
+    ] = None,
+    seconds: Annotated[float, typer.Option("--seconds", "-s", min=0.1, help="CPU seconds per player count.")] = 2.0,
+    variant: Annotated[Variant, typer.Option(help="Rules variant (dummy: 2 players).")] = Variant.STANDARD,
+    json_output: JsonOption = False,
+) -> None:
+    """A searching bot's path: determinize a seat's view, clone it, play the round out at random."""
+    from arena.bench.search import bench_search
+
+    counts = players or ([2] if variant is Variant.DUMMY else [2, 3, 4, 5])
+    if variant is Variant.DUMMY and counts != [2]:
+        raise ArenaError("--variant dummy is a two-player variant: use --players 2")
+    with busy("benchmarking the search path…"):
+        results = [bench_search(n, seconds, variant.value) for n in counts]
+    print_search(out, results, variant.value, as_json=json_output)
 
 
 @bench_app.command("referee")
