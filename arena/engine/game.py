@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from itertools import repeat
+from operator import call
 
 from .cards import (
     CHOPSTICKS,
@@ -59,7 +61,7 @@ def new_game(config: GameConfig, seed: int, *, ids: int | None = None) -> GameSt
     # keys (stable, so even a tie is deterministic): card id j is the printed card
     # _CANONICAL[order[j]], and the pile is the ids in an independent random order.
     rnd = random.Random(seed).random
-    keys = [rnd() for _ in range(2 * DECK_SIZE)]
+    keys = list(map(call, repeat(rnd, 2 * DECK_SIZE)))  # [rnd() for ...], without a Python loop
     order = sorted(_IDS, key=keys.__getitem__)
     kind_of = [_CANONICAL[i] for i in order]
     pile = sorted(_IDS, key=keys[DECK_SIZE:].__getitem__)

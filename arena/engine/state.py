@@ -22,6 +22,8 @@ Play = tuple[int, ...]
 
 LEFT, RIGHT = 1, -1
 
+_copy = list.copy
+
 
 class Variant(StrEnum):
     STANDARD = "standard"  # every round passes left (R6)
@@ -148,7 +150,8 @@ class GameState:
         return [self.controller]
 
     def clone(self) -> GameState:
-        """An independent copy, for search. Costs a few list copies, no deep copy."""
+        """An independent copy, for search. Costs a few list copies, no deep copy
+        (``[*map(list.copy, ...)]``: no Python-level loop per seat)."""
         new = GameState.__new__(GameState)
         new.config = self.config
         new.seed = self.seed
@@ -157,18 +160,18 @@ class GameState:
         new.round = self.round
         new.turn = self.turn
         new.direction = self.direction
-        new.hands = [h[:] for h in self.hands]
-        new.singles = None if self.singles is None else [s[:] for s in self.singles]
-        new.tableaus = [t[:] for t in self.tableaus]
-        new.counts = [c[:] for c in self.counts]
+        new.hands = [*map(_copy, self.hands)]
+        new.singles = None if self.singles is None else [*map(_copy, self.singles)]
+        new.tableaus = [*map(_copy, self.tableaus)]
+        new.counts = [*map(_copy, self.counts)]
         new.nigiri_points = self.nigiri_points[:]
-        new.free_wasabi = [w[:] for w in self.free_wasabi]
-        new.chopsticks = [c[:] for c in self.chopsticks]
+        new.free_wasabi = [*map(_copy, self.free_wasabi)]
+        new.chopsticks = [*map(_copy, self.chopsticks)]
         new.wasabi_of = dict(self.wasabi_of)
-        new.kept_puddings = [k[:] for k in self.kept_puddings]
+        new.kept_puddings = [*map(_copy, self.kept_puddings)]
         new.discard = self.discard[:]
         new.scores = self.scores[:]
-        new.round_points = [r[:] for r in self.round_points]
+        new.round_points = [*map(_copy, self.round_points)]
         new.controller = self.controller
         new.log = self.log[:]
         new.over = self.over
