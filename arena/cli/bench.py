@@ -18,6 +18,7 @@ from arena.cli.render_bench import (
     print_sandbox,
     print_scale,
     print_serve,
+    print_search,
     print_tournament,
 )
 from arena.engine import Variant
@@ -37,38 +38,44 @@ ScratchOption = Annotated[
 ]
 
 
+#: The options of the benches that measure the engine per player count (engine, env, search).
+PlayersOption = Annotated[
+    list[int] | None,
+    typer.Option("--players", "-p", min=2, max=5, help="Player counts to measure (repeatable). Default: 2 to 5."),
+]
+SecondsOption = Annotated[float, typer.Option("--seconds", "-s", min=0.1, help="CPU seconds per player count.")]
+VariantOption = Annotated[Variant, typer.Option(help="Rules variant (dummy: 2 players).")]
+
+
+def _player_counts(players: list[int] | None, variant: Variant) -> list[int]:
+    """The player counts to measure: the ones asked for, else every count the variant allows."""
+    counts = players or ([2] if variant is Variant.DUMMY else [2, 3, 4, 5])
+    if variant is Variant.DUMMY and counts != [2]:
+        raise ArenaError("--variant dummy is a two-player variant: use --players 2")
+    return counts
+
+
 @bench_app.command("engine")
 def bench_engine_command(
-    players: Annotated[
-        list[int] | None,
-        typer.Option("--players", "-p", min=2, max=5, help="Player counts to measure (repeatable). Default: 2 to 5."),
-    ] = None,
-    seconds: Annotated[float, typer.Option("--seconds", "-s", min=0.1, help="Seconds per player count.")] = 2.0,
-    variant: Annotated[Variant, typer.Option(help="Rules variant (dummy: 2 players).")] = Variant.STANDARD,
+    players: PlayersOption = None,
+    seconds: SecondsOption = 2.0,
+    variant: VariantOption = Variant.STANDARD,
     json_output: JsonOption = False,
 ) -> None:
     """Random games through the engine's public API vs a plain 60-line random playout."""
     from arena.bench.engine import bench_engine
 
-    chosen = variant
-    counts = players or ([2] if chosen is Variant.DUMMY else [2, 3, 4, 5])
-    if chosen is Variant.DUMMY and counts != [2]:
-        raise ArenaError("--variant dummy is a two-player variant: use --players 2")
-    results = []
+    counts = _player_counts(players, variant)
     with busy("benchmarking the engine…"):
-        for n in counts:
-            results.append(bench_engine(n, seconds, chosen.value))
-    print_engine(out, results, chosen.value, as_json=json_output)
+        results = [bench_engine(n, seconds, variant.value) for n in counts]
+    print_engine(out, results, variant.value, as_json=json_output)
 
 
 @bench_app.command("env")
 def bench_env_command(
-    players: Annotated[
-        list[int] | None,
-        typer.Option("--players", "-p", min=2, max=5, help="Player counts to measure (repeatable). Default: 2 to 5."),
-    ] = None,
-    seconds: Annotated[float, typer.Option("--seconds", "-s", min=0.1, help="CPU seconds per player count.")] = 2.0,
-    variant: Annotated[Variant, typer.Option(help="Rules variant (dummy: 2 players).")] = Variant.STANDARD,
+    players: PlayersOption = None,
+    seconds: SecondsOption = 2.0,
+    variant: VariantOption = Variant.STANDARD,
     json_output: JsonOption = False,
 ) -> None:
     """PettingZoo steps with random masked actions vs the engine's own random playout, per decision (needs the rl extra)."""
@@ -77,13 +84,26 @@ def bench_env_command(
     except ImportError as exc:
         raise ArenaError(str(exc)) from None
 
-    chosen = variant
-    counts = players or ([2] if chosen is Variant.DUMMY else [2, 3, 4, 5])
-    if chosen is Variant.DUMMY and counts != [2]:
-        raise ArenaError("--variant dummy is a two-player variant: use --players 2")
+    counts = _player_counts(players, variant)
     with busy("benchmarking the environment…"):
-        results = [bench_env(n, seconds, chosen.value) for n in counts]
-    print_env(out, results, chosen.value, as_json=json_output)
+        results = [bench_env(n, seconds, variant.value) for n in counts]
+    print_env(out, results, variant.value, as_json=json_output)
+
+
+@bench_app.command("search")
+def bench_search_command(
+    players: PlayersOption = None,
+    seconds: SecondsOption = 2.0,
+    variant: VariantOption = Variant.STANDARD,
+    json_output: JsonOption = False,
+) -> None:
+    """A searching bot's path: determinize a seat's view, clone it, play the round out at random."""
+    from arena.bench.search import bench_search
+
+    counts = _player_counts(players, variant)
+    with busy("benchmarking the search path…"):
+        results = [bench_search(n, seconds, variant.value) for n in counts]
+    print_search(out, results, variant.value, as_json=json_output)
 
 
 @bench_app.command("referee")

@@ -60,6 +60,24 @@ def print_env(console: Console, results: list[Any], variant: str, *, as_json: bo
                   "observe(): the playout that also observes each deciding seat (any observation's floor).[/dim]")
 
 
+def print_search(console: Console, results: list[Any], variant: str, *, as_json: bool) -> None:
+    """`arena bench search`: a row per player count; the JSON headline is the 4-player one."""
+    headline = next((r for r in results if r.players == 4), results[0])
+    if as_json:
+        print(json.dumps({"benchmark": "search", **headline.to_dict(), "per_players": {str(r.players): r.to_dict() for r in results}}))
+        return
+    table = Table(title=f"Search path: {variant} games, determinize + clone + the round played out", title_justify="left")
+    for col in ("players", "samples", "determinizations/s", "playouts/s", "samples/s", "determinize share"):
+        table.add_column(col, justify="right")
+    for r in results:
+        table.add_row(
+            str(r.players), f"{r.samples:,}", f"{r.determinizations_per_s:,.0f}", f"{r.playouts_per_s:,.0f}",
+            f"{r.samples_per_s:,.0f}", f"{r.determinize_share:.0%}",
+        )
+    console.print(table)
+    console.print("[dim]per CPU second of this process; a playout is a clone and the rest of the round at random.[/dim]")
+
+
 def print_referee(console: Console, r: Any, *, as_json: bool) -> None:  # noqa: ANN401 - a RefereeBench
     """`arena bench referee`: the referee's cost per cycle beside raw pipes'."""
     if as_json:

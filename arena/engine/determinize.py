@@ -30,6 +30,7 @@ from .cards import (
     WASABI,
     WASABI_FACTOR,
 )
+from .plays import SINGLES
 from .state import LEFT, RIGHT, GameConfig, GameState, Variant
 
 
@@ -257,6 +258,7 @@ def determinize(
         state.hands.append(known[s] + deal[:missing])
         del deal[:missing]
     state.pile = deal
+    state.singles = None if dummy else [list(map(SINGLES.__getitem__, hand)) for hand in state.hands]
     state.kind_of = kind_of
     state.scores = list(view.scores)
     state.round_points = [list(view.scores)] + [[0] * seats for _ in range(rnd - 2)] if rnd > 1 else []

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from itertools import repeat
+from operator import call
 
 from .cards import (
     CHOPSTICKS,
@@ -26,8 +28,8 @@ from .cards import (
     WASABI_FACTOR,
 )
 from .errors import IllegalPlayError, InvalidPlayError
-from .plays import check_play
-from .scoring import maki_points, maki_symbols, pudding_points, rank, set_points
+from .plays import SINGLES, check_play
+from .scoring import pudding_points, rank, round_points
 from .state import LEFT, GameConfig, GameResult, GameState, Play, Variant
 
 # The kind order of cards.py puts the plain set cards (0..5) and the nigiri (6..8)
@@ -59,7 +61,7 @@ def new_game(config: GameConfig, seed: int, *, ids: int | None = None) -> GameSt
     # keys (stable, so even a tie is deterministic): card id j is the printed card
     # _CANONICAL[order[j]], and the pile is the ids in an independent random order.
     rnd = random.Random(seed).random
-    keys = [rnd() for _ in range(2 * DECK_SIZE)]
+    keys = list(map(call, repeat(rnd, 2 * DECK_SIZE)))  # [rnd() for ...], without a Python loop
     order = sorted(_IDS, key=keys.__getitem__)
     kind_of = [_CANONICAL[i] for i in order]
     pile = sorted(_IDS, key=keys[DECK_SIZE:].__getitem__)
@@ -84,6 +86,7 @@ def new_game(config: GameConfig, seed: int, *, ids: int | None = None) -> GameSt
     state.turn = 0
     state.direction = LEFT
     state.hands = [[] for _ in range(seats)]
+    state.singles = None if config.variant is Variant.DUMMY else [[] for _ in range(seats)]
     state.tableaus = [[] for _ in range(seats)]
     state.counts = [[0] * len(KINDS) for _ in range(seats)]
     state.nigiri_points = [0] * seats
@@ -127,19 +130,26 @@ def apply_turn(state: GameState, plays: Sequence[Play | None]) -> None:
             seat=None, round=state.round, turn=state.turn, cards=plays, rule="R4",
         )
     hands = state.hands
-    chop = state.chopsticks
     controller = state.controller
-    checked: list[Play] = []
     if controller < 0:
-        # Fast path for the common case: one card that is in the hand.
-        for seat in range(players):
-            p = plays[seat]
-            if type(p) is tuple and len(p) == 1 and type(p[0]) is int and p[0] in hands[seat] or type(p) is tuple and len(p) == 2 and chop[seat] and p[0] != p[1] and p[0] in hands[seat] and p[1] in hands[seat] and type(p[0]) is int and type(p[1]) is int:
-                checked.append(p)
-            else:
-                checked.append(check_play(state, seat, p))
-        _reveal_standard(state, checked)
+        # Fast path for the common case: every play one card in the hand, or two with
+        # chopsticks in the tableau; the plays are then used as given, without a copy.
+        chop = state.chopsticks
+        seat = 0
+        for p in plays:
+            if type(p) is not tuple or not (
+                len(p) == 1 and type(p[0]) is int and p[0] in hands[seat]
+                or len(p) == 2 and chop[seat] and p[0] != p[1] and p[0] in hands[seat] and p[1] in hands[seat]
+                and type(p[0]) is int and type(p[1]) is int
+            ):
+                break
+            seat += 1
+        else:
+            _reveal_standard(state, plays if type(plays) is tuple else tuple(plays))
+            return
+        _reveal_standard(state, tuple([check_play(state, seat, p) for seat, p in enumerate(plays)]))
         return
+    checked: list[Play] = []
     deciding = state.deciding_seats()
     for seat in range(players):
         p = plays[seat]
@@ -149,44 +159,74 @@ def apply_turn(state: GameState, plays: Sequence[Play | None]) -> None:
             check_play(state, seat, p)  # raises: this seat does not decide
         else:
             checked.append(tuple(hands[seat]))  # the last card, played for it
-    _reveal(state, checked)
+    _reveal_dummy(state, checked)
 
 
 # -- internals -----------------------------------------------------------------------
 
 
-def _reveal_standard(state: GameState, plays: list[Play]) -> None:
-    """The hot path of :func:`_reveal` for games without a dummy (same effects)."""
+def _reveal_standard(state: GameState, plays: tuple[Play, ...]) -> None:
+    """The turn of a game without a dummy: the reveal (R5, R7, R8), the pass (R6, R14) and the
+    last cards (R6a), with the common card kinds handled inline."""
     hands = state.hands
     tableaus = state.tableaus
     counts = state.counts
     kind_of = state.kind_of
-    attached: list[tuple[int, int, int]] = []
+    singles = state.singles
+    attached: list[tuple[int, int, int]] | None = None
     returned: list[tuple[int, int]] | None = None
-    for seat, play in enumerate(plays):
+    seat = 0
+    for play in plays:
         hand = hands[seat]
         if len(play) == 1:
             c = play[0]
             hand.remove(c)
+            singles[seat].remove(play)
             kind = kind_of[c]
-            if kind < PUDDING_KIND:  # no side effects beyond the count: the common case
-                tableaus[seat].append(c)
-                counts[seat][kind] += 1
-                if kind > MAKI3_KIND:
-                    _nigiri(state, seat, c, kind, attached)
-            else:
-                _enter(state, seat, c, kind, attached)
+            tableaus[seat].append(c)
+            counts[seat][kind] += 1
+            if kind > MAKI3_KIND:  # a nigiri (R7), pudding, wasabi or chopsticks
+                if kind < PUDDING_KIND:
+                    free = state.free_wasabi[seat]
+                    if free:
+                        wasabi = free.pop(0)
+                        state.wasabi_of[c] = wasabi
+                        state.nigiri_points[seat] += WASABI_FACTOR * NIGIRI_VALUE[kind]
+                        if attached is None:
+                            attached = []
+                        attached.append((seat, c, wasabi))
+                    else:
+                        state.nigiri_points[seat] += NIGIRI_VALUE[kind]
+                elif kind == WASABI:
+                    state.free_wasabi[seat].append(c)
+                elif kind == CHOPSTICKS:
+                    state.chopsticks[seat].append(c)
         else:
+            if attached is None:
+                attached = []
+            own = singles[seat]
             for c in play:
                 hand.remove(c)
+                own.remove(SINGLES[c])
                 _enter(state, seat, c, kind_of[c], attached)
-            hand.append(_return_chopsticks(state, seat))
+            c = _return_chopsticks(state, seat)
+            hand.append(c)
+            own.append(SINGLES[c])
             if returned is None:
                 returned = []
             returned.append((seat, hand[-1]))
-    state.log.append(("reveal", state.round, state.turn, tuple(plays), returned, attached or None, -1))
+        seat += 1
+    state.log.append(("reveal", state.round, state.turn, plays, returned, attached or None, -1))
     state.turn += 1
-    _pass_hands(state)
+    # Pass the hands (R6, R14), their one-card plays with them; with one card left, play it (R6a).
+    if state.direction == 1:
+        hands.insert(0, hands.pop())  # seat i's hand goes to seat i+1
+        singles.insert(0, singles.pop())
+    else:
+        hands.append(hands.pop(0))
+        singles.append(singles.pop(0))
+    if len(hands[0]) == 1:
+        _play_last_cards(state)
 
 
 def _return_chopsticks(state: GameState, seat: int) -> int:
@@ -198,25 +238,22 @@ def _return_chopsticks(state: GameState, seat: int) -> int:
     return c
 
 
-def _pass_hands(state: GameState) -> None:
-    """Pass every hand one seat on (R6, R14); with one card left, play it (R6a)."""
-    hands = state.hands
-    if state.direction == 1:
-        hands.insert(0, hands.pop())  # seat i's hand goes to seat i+1
-    else:
-        hands.append(hands.pop(0))
-    if len(hands[0]) == 1:
-        kind_of = state.kind_of
-        last = tuple([h.pop() for h in hands])
-        on_wasabi: list[tuple[int, int, int]] = []
-        for seat, c in enumerate(last):
-            _enter(state, seat, c, kind_of[c], on_wasabi)
-        state.log.append(("last", state.round, state.turn, last, on_wasabi or None))
-        _end_round(state)
+def _play_last_cards(state: GameState) -> None:
+    """Every seat's last card enters its tableau (R6a), then the round ends."""
+    kind_of = state.kind_of
+    last = tuple([h.pop() for h in state.hands])
+    if state.singles is not None:
+        state.singles = [[] for _ in last]
+    on_wasabi: list[tuple[int, int, int]] = []
+    for seat, c in enumerate(last):
+        _enter(state, seat, c, kind_of[c], on_wasabi)
+    state.log.append(("last", state.round, state.turn, last, on_wasabi or None))
+    _end_round(state)
 
 
-def _reveal(state: GameState, plays: list[Play]) -> None:
-    """Reveal (R5): every seat's cards enter its tableau in the order chosen."""
+def _reveal_dummy(state: GameState, plays: list[Play]) -> None:
+    """The turn of the dummy variant: the reveal (R5), the dummy's card (R15), the
+    players' swap of hands and the controller's draw (R15)."""
     hands = state.hands
     kind_of = state.kind_of
     controller = state.controller
@@ -247,21 +284,17 @@ def _reveal(state: GameState, plays: list[Play]) -> None:
                 returned = []
             returned.append((seat, c))
         revealed.append(own)
-    if controller >= 0:
-        dummy_card = plays[controller][-1]
-        _enter(state, 2, dummy_card, kind_of[dummy_card], attached)
-        revealed.append((dummy_card,))
+    dummy_card = plays[controller][-1]
+    _enter(state, 2, dummy_card, kind_of[dummy_card], attached)
+    revealed.append((dummy_card,))
     state.log.append(("reveal", state.round, state.turn, tuple(revealed), returned, attached or None, controller))
     state.turn += 1
-    if controller >= 0:
-        hands[0], hands[1] = hands[1], hands[0]  # the players swap hands; the pile stays (R15)
-        state.controller = 1 - controller
-        if hands[0]:
-            _draw_for_controller(state)
-        else:
-            _end_round(state)
-        return
-    _pass_hands(state)
+    hands[0], hands[1] = hands[1], hands[0]  # the players swap hands; the pile stays (R15)
+    state.controller = 1 - controller
+    if hands[0]:
+        _draw_for_controller(state)
+    else:
+        _end_round(state)
 
 
 def _nigiri(state: GameState, seat: int, card: int, kind: int, attached: list[tuple[int, int, int]]) -> None:
@@ -299,6 +332,9 @@ def _deal(state: GameState) -> None:
     for seat in range(len(state.hands)):
         state.hands[seat] = pile[:size]
         del pile[:size]
+    if state.singles is not None:
+        single = SINGLES.__getitem__
+        state.singles = [list(map(single, hand)) for hand in state.hands]
     state.log.append(("round", state.round, state.direction, size))
     if state.controller >= 0:
         _draw_for_controller(state)
@@ -314,30 +350,31 @@ def _end_round(state: GameState) -> None:
     """Score the round (R9, R10), discard all but pudding (R11), deal or end (R12)."""
     seats = len(state.hands)
     counts = state.counts
-    symbols = [maki_symbols(c) for c in counts]
-    maki = maki_points(symbols)
-    points = [set_points(counts[s], state.nigiri_points[s]) + maki[s] for s in range(seats)]
+    points, symbols, maki = round_points(counts, state.nigiri_points)
+    scores = state.scores
     for s in range(seats):
-        state.scores[s] += points[s]
+        scores[s] += points[s]
     state.round_points.append(points)
     kind_of = state.kind_of
     discard = state.discard
-    for s in range(seats):
+    s = 0
+    for tableau in state.tableaus:
         if counts[s][PUDDING]:
-            for c in state.tableaus[s]:
+            for c in tableau:
                 if kind_of[c] == PUDDING:
                     state.kept_puddings[s].append(c)
                 else:
                     discard.append(c)
         else:
-            discard += state.tableaus[s]
-        state.tableaus[s] = []
-        state.counts[s] = [0] * len(KINDS)
-        state.free_wasabi[s] = []
-        state.chopsticks[s] = []
-        state.nigiri_points[s] = 0
+            discard += tableau
+        s += 1
+    state.tableaus = [[] for _ in range(seats)]
+    state.counts = [[0] * len(KINDS) for _ in range(seats)]
+    state.free_wasabi = [[] for _ in range(seats)]
+    state.chopsticks = [[] for _ in range(seats)]
+    state.nigiri_points = [0] * seats
     state.wasabi_of = {}
-    state.log.append(("scored", state.round, tuple(points), tuple(symbols), tuple(maki), tuple(state.scores)))
+    state.log.append(("scored", state.round, tuple(points), tuple(symbols), tuple(maki), tuple(scores)))
     if state.round < ROUNDS:
         _deal(state)
         return

@@ -12,7 +12,9 @@ from .cards import DECK_SIZE, KINDS
 from .errors import IllegalPlayError, InvalidPlayError
 from .state import GameState, Play
 
-_SINGLES: tuple[Play, ...] = tuple((c,) for c in range(DECK_SIZE))  # shared one-card plays: no allocation
+#: The one-card play of each card id, shared: a list, whose ``__getitem__`` is a fast
+#: method for ``map`` (a tuple's is a slot wrapper, several times slower).
+SINGLES: list[tuple[int]] = [(c,) for c in range(DECK_SIZE)]
 
 
 def legal_plays(state: GameState, seat: int) -> list[Play]:
@@ -25,6 +27,13 @@ def legal_plays(state: GameState, seat: int) -> list[Play]:
     ``(own1, own2, dummy)`` for every ordered triple when chopsticks allow it.
     An empty list means the seat does not decide this turn.
     """
+    singles = state.singles
+    if singles is not None and 0 <= seat < len(singles):  # no dummy: the hot path
+        plays = singles[seat][:]
+        if state.chopsticks[seat] and len(plays) >= 2:
+            hand = state.hands[seat]
+            plays += [(a, b) for a in hand for b in hand if a != b]
+        return plays
     if not 0 <= seat < state.config.players:  # (a chained compare: cheap on the hot path)
         _check_seat(state, seat)
         return []  # the dummy's seat never decides (R15)
@@ -39,7 +48,7 @@ def legal_plays(state: GameState, seat: int) -> list[Play]:
         return plays
     if n < 2 and state.controller >= 0:
         return []  # the dummy variant's last card is played for this player (R15)
-    plays = list(map(_SINGLES.__getitem__, hand))
+    plays = list(map(SINGLES.__getitem__, hand))
     if state.chopsticks[seat] and n >= 2:
         plays += [(a, b) for a in hand for b in hand if a != b]
     return plays

@@ -68,6 +68,23 @@ def maki_points(symbols: Sequence[int]) -> list[int]:
     return points
 
 
+def round_points(counts: Sequence[Sequence[int]], nigiri_points: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+    """A round's points for every seat (R9, R10): ``(points, maki symbols, maki points)``,
+    where ``points[s]`` is ``set_points(counts[s], nigiri_points[s])`` plus the seat's
+    maki points: the end of a round in one pass, with the formulas of the functions above."""
+    symbols = [c[MAKI1] + 2 * c[MAKI2] + 3 * c[MAKI3] for c in counts]
+    maki = maki_points(symbols)
+    points = [
+        TEMPURA_POINTS * (c[TEMPURA] // TEMPURA_SET)
+        + SASHIMI_POINTS * (c[SASHIMI] // SASHIMI_SET)
+        + DUMPLING_POINTS[min(c[DUMPLING], 5)]
+        + n
+        + m
+        for c, n, m in zip(counts, nigiri_points, maki)
+    ]
+    return points, symbols, maki
+
+
 def pudding_points(puddings: Sequence[int], *, penalty: bool = True) -> list[int]:
     """End-of-game pudding points for every seat (R12).
 

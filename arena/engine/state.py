@@ -22,6 +22,8 @@ Play = tuple[int, ...]
 
 LEFT, RIGHT = 1, -1
 
+_copy = list.copy
+
 
 class Variant(StrEnum):
     STANDARD = "standard"  # every round passes left (R6)
@@ -72,6 +74,7 @@ class GameState:
         "turn",
         "direction",
         "hands",
+        "singles",
         "tableaus",
         "counts",
         "nigiri_points",
@@ -96,6 +99,11 @@ class GameState:
     turn: int  # 1.. within the round
     direction: int
     hands: list[list[int]]  # per table seat; the dummy's pile in that variant (top first)
+    #: Per seat, the one-card plays of its hand, in hand order: what legal_plays lists
+    #: without chopsticks, kept beside the hands as they change so that listing costs
+    #: one list copy. The tuples are the shared ones of ``plays.SINGLES``. ``None``
+    #: in the dummy variant, whose plays all name the dummy's card too.
+    singles: list[list[tuple[int]]] | None
     tableaus: list[list[int]]  # per table seat, in the order cards entered (R16)
     counts: list[list[int]]  # per table seat, per kind, what the tableau holds
     nigiri_points: list[int]  # per table seat, this round, wasabi included
@@ -142,7 +150,8 @@ class GameState:
         return [self.controller]
 
     def clone(self) -> GameState:
-        """An independent copy, for search. Costs a few list copies, no deep copy."""
+        """An independent copy, for search. Costs a few list copies, no deep copy
+        (``[*map(list.copy, ...)]``: no Python-level loop per seat)."""
         new = GameState.__new__(GameState)
         new.config = self.config
         new.seed = self.seed
@@ -151,17 +160,18 @@ class GameState:
         new.round = self.round
         new.turn = self.turn
         new.direction = self.direction
-        new.hands = [h[:] for h in self.hands]
-        new.tableaus = [t[:] for t in self.tableaus]
-        new.counts = [c[:] for c in self.counts]
+        new.hands = [*map(_copy, self.hands)]
+        new.singles = None if self.singles is None else [*map(_copy, self.singles)]
+        new.tableaus = [*map(_copy, self.tableaus)]
+        new.counts = [*map(_copy, self.counts)]
         new.nigiri_points = self.nigiri_points[:]
-        new.free_wasabi = [w[:] for w in self.free_wasabi]
-        new.chopsticks = [c[:] for c in self.chopsticks]
+        new.free_wasabi = [*map(_copy, self.free_wasabi)]
+        new.chopsticks = [*map(_copy, self.chopsticks)]
         new.wasabi_of = dict(self.wasabi_of)
-        new.kept_puddings = [k[:] for k in self.kept_puddings]
+        new.kept_puddings = [*map(_copy, self.kept_puddings)]
         new.discard = self.discard[:]
         new.scores = self.scores[:]
-        new.round_points = [r[:] for r in self.round_points]
+        new.round_points = [*map(_copy, self.round_points)]
         new.controller = self.controller
         new.log = self.log[:]
         new.over = self.over

@@ -137,6 +137,8 @@ def shuffle_hidden(state: GameState, seat: int, known: set[int], rng: random.Ran
     for (s, i), c in zip(slots, cards, strict=False):
         other.hands[s][i] = c
     other.pile = cards[len(slots):]
+    if other.singles is not None:  # the engine keeps each hand's one-card plays beside it
+        other.singles = [[(c,) for c in h] for h in other.hands]
     return other
 
 

@@ -130,9 +130,12 @@ def check_views(state: GameState) -> None:
 def check_between_turns(state: GameState, ref: RefReferee, kinds: Counter, views: bool) -> None:
     check_cards(state, kinds)
     if state.over:
+        assert state.singles is None or state.singles == [[]] * state.seats
         assert state.hands == [[]] * state.seats or all(not h for h in state.hands)
         return
     assert [len(h) for h in state.hands] == expected_hand_sizes(state)
+    if state.singles is not None:  # the one-card plays kept beside the hands
+        assert state.singles == [[(c,) for c in h] for h in state.hands]
     assert state.tableaus == ref.tableau_ids(), "tableaus differ from the independent replay"
     seats = state.seats
     per_round = state.config.hand_size * seats if state.config.variant is not Variant.DUMMY else 27
