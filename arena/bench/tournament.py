@@ -191,6 +191,8 @@ def bench_tournament(games: int = 180, rounds: int = 3, scratch: Path | None = N
                     record=record,
                 )
                 summary = run_tournament(settings)
+                if summary.interrupted:  # (the run took the Ctrl-C or SIGTERM: the bench stops with it)
+                    raise KeyboardInterrupt
                 if summary.void or summary.played != deals * GAMES_PER_DEAL:
                     raise ArenaError(
                         f"bench tournament: {summary.played} games played, {summary.void} void: {summary.void_reasons[:1]}"
