@@ -163,8 +163,8 @@ def iter_schedule(
 ) -> Iterator[ScheduledGame]:
     """The games of :func:`make_schedule`, one at a time (arguments are checked at once).
 
-    No game, set or table list is held: memory is ``O(bots²)`` for a capped design (plus an
-    int a set chosen), and ``O(bots)`` for a round robin of more than
+    No game, set or table list is held: memory is ``O(bots²)`` for a capped design (plus
+    its count of each table's deals used, which stops growing: see :class:`_DealsUsed`), and ``O(bots)`` for a round robin of more than
     :data:`EXACT_ORDER_TABLES` tables (below it, the tables of one deal are sorted first).
     """
     names = _check(bots, players, deals, seatings, games, gauntlet)
