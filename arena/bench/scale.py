@@ -91,7 +91,7 @@ from arena.store.opening import open_store
 from arena.store.rows import game_row
 from arena.store.writer import StoreWriter
 from arena.tournament.runner import schedule_identity
-from arena.tournament.schedule import make_schedule
+from arena.tournament.schedule import iter_schedule
 from arena.tournament.settings import RunSettings
 from arena.tournament.standings import standings
 
@@ -99,6 +99,8 @@ PLAYERS = 4
 #: Generous budgets (the bots are instant): no game of the bench ever times out.
 TIME = TimeSettings(hello_ms=30_000, turn_ms=10_000, bank_ms=60_000)
 SANDBOX = "none"
+#: Games a store's filling makes ahead of its writer (see :func:`fill_store`).
+IN_HAND = 64
 #: The arena as this process imports it, for the subprocesses (whatever their current folder).
 _ARENA_ROOT = str(Path(__file__).resolve().parents[2])
 _GAME_LINE = re.compile(r"^\[(\d+)/(\d+)\] game ")
@@ -213,7 +215,6 @@ def run_arena(
     lines: list[tuple[float, int, str]] = []
     samples: list[tuple[float, int, int]] = []
     done = 0
-    peak = 0
     stop = threading.Event()
 
     def read() -> None:
@@ -232,10 +233,36 @@ def run_arena(
     reader = threading.Thread(target=read, name="bench-scale-stderr", daemon=True)
     reader.start()
     stopped = ""
+    try:
+        peak, stopped = _watch(proc, samples, lambda: done, stop, timeout_s, memory_cap, sample_s, t0)
+    except BaseException:
+        # The bench itself is stopped (Ctrl-C, SIGTERM): the command, in a session of its own,
+        # would play on; it is stopped as by Ctrl-C, and killed if it does not end in time.
+        _end(proc)
+        raise
+    seconds = time.monotonic() - t0
+    reader.join()
+    return Command(seconds, proc.returncode, lines, samples, peak, stopped)
+
+
+def _watch(
+    proc: subprocess.Popen[bytes],
+    samples: list[tuple[float, int, int]],
+    done: Callable[[], int],
+    stop: threading.Event,
+    timeout_s: float | None,
+    memory_cap: int | None,
+    sample_s: float,
+    t0: float,
+) -> tuple[int, str]:
+    """Sample the command's memory until it ends, stopping it as :func:`run_arena` says;
+    returns its peak RSS and why it was stopped ("" if it was not)."""
+    peak = 0
+    stopped = ""
     while proc.poll() is None:
         rss, hwm = _memory(proc.pid)
         peak = max(peak, hwm)
-        samples.append((time.monotonic() - t0, done, rss))
+        samples.append((time.monotonic() - t0, done(), rss))
         if not stopped:
             if stop.is_set():
                 stopped = "stopped after its first game"
@@ -250,9 +277,20 @@ def run_arena(
                 _interrupt(proc)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(sample_s)
-    seconds = time.monotonic() - t0
-    reader.join()
-    return Command(seconds, proc.returncode, lines, samples, peak, stopped)
+    return peak, stopped
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the command now: Ctrl-C to its process group, SIGKILL if it is still there after
+    15 s or if the bench is interrupted again meanwhile."""
+    try:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(15)
+    except BaseException:  # (subprocess.TimeoutExpired, or a second Ctrl-C)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def _interrupt(proc: subprocess.Popen[bytes]) -> None:
@@ -407,14 +445,20 @@ def fill_store(settings: RunSettings, start: int = 0, stop: int | None = None) -
         store.tournament(tid, players, settings.variant.value, {**settings.schedule_config(players), "bots_dir": str(settings.bots_dir)})
         store.set_entrants(tid, list(rows.values()), [])
         key = store.deal_key()
-        schedule = make_schedule(
+        schedule = iter_schedule(
             names, players=players, deals=settings.deals, seatings=settings.seatings, games=settings.games,
             seed=settings.seed, gauntlet=settings.gauntlet, key=key,
         )
         make_replay_folders(settings.results)
         times = time_dict(ts)
 
+        # At most IN_HAND games made and not yet handed down the writer's pipe: games are made
+        # faster than a niced writer records them, and an unbounded backlog both grows the
+        # bench's memory and is what a Ctrl-C would wait for (the writer records all it got).
+        in_hand = threading.BoundedSemaphore(IN_HAND)
+
         def frame(item: tuple[Any, ...]) -> tuple[str, Any, str, bytes]:
+            in_hand.release()  # (on the writer's sending thread, just before the pipe)
             game, record = item
             row = game_row(record, game.set_id, [rows[n].id for n in game.seats], times)
             return tid, row, replay_relpath(record.game_id), encode_replay(record.replay)
@@ -428,6 +472,11 @@ def fill_store(settings: RunSettings, start: int = 0, stop: int | None = None) -
                 seats = [SeatInfo(seat=i, bot=b, version=seat_info[b][0], hash=seat_info[b][1]) for i, b in enumerate(game.seats)]
                 gid = game_id(config, game.seed, [seat_identity(b, seat_info[b][1]) for b in game.seats], ts)
                 record = random_game(config, game.seed, card_ids(key, gid), gid, seats, ts, random.Random(gid))
+                while not in_hand.acquire(timeout=1.0):  # (a failed writer takes no more)
+                    if writer.error is not None:
+                        break
+                if writer.error is not None:
+                    break
                 writer.submit(game, record)
                 recorded += 1
                 if writer.error is not None:

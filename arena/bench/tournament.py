@@ -248,6 +248,8 @@ def bench_tournament(
                     trusted_reuse=trusted,
                 )
                 summary = run_tournament(settings)
+                if summary.interrupted:  # (the run took the Ctrl-C or SIGTERM: the bench stops with it)
+                    raise KeyboardInterrupt
                 if summary.void or summary.played != run_deals * GAMES_PER_DEAL:
                     raise ArenaError(
                         f"bench tournament: {summary.played} games played, {summary.void} void: {summary.void_reasons[:1]}"

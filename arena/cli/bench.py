@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -29,6 +31,17 @@ bench_app = typer.Typer(
     no_args_is_help=True,
     **HELP,
 )
+
+
+@contextlib.contextmanager
+def _stopped_by_signal(bench: str) -> Iterator[None]:
+    """A bench stopped by Ctrl-C or SIGTERM says so in one line and exits with status 130
+    (by then its commands and bots are stopped and its scratch folder is removed)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        err.print(f"\n[yellow]interrupted[/yellow]: {bench} stopped; its scratch folder is removed, no figure was measured.", highlight=False)
+        raise typer.Exit(130) from None
 
 
 #: Where the tournament benches make their results folders (both take the same option).
@@ -156,7 +169,7 @@ def bench_tournament_command(
     of each: games/s, the scaling, and what the store and each mode cost."""
     from arena.bench.tournament import bench_tournament
 
-    with busy("benchmarking tournaments…"):
+    with busy("benchmarking tournaments…"), _stopped_by_signal("bench tournament"):
         r = bench_tournament(games, rounds, scratch, long_deals)
     print_tournament(out, r, as_json=json_output)
 
@@ -248,7 +261,7 @@ def bench_scale_command(
     unknown = sorted(set(only or ()) - set(PARTS))
     if unknown:
         raise ArenaError(f"--only takes {', '.join(PARTS)}, not {unknown[0]!r}")
-    with busy("benchmarking at league scale…"):
+    with busy("benchmarking at league scale…"), _stopped_by_signal("bench scale"):
         r = bench_scale(
             bots=bots, run_bots=run_bots, report_bots=report_bots, games=games, stored=stored, added=added, live_games=live_games,
             live_rounds=live_rounds, schedule_games=schedule_games, schedule_timeout_s=schedule_timeout,

@@ -115,6 +115,19 @@ class StoreWriter:
     def submit(self, *item: Any) -> None:
         self._queue.put(item)
 
+    @property
+    def backlog(self) -> int:
+        """Games submitted and not yet taken to be handed down the pipe (each holds its
+        whole record, replay included, until then)."""
+        return self._queue.qsize()
+
+    def wait_for_room(self, limit: int) -> None:
+        """Return once at most ``limit`` games wait to be handed down the pipe (at once
+        unless the writer process is behind), or the writer has failed or is closed: the
+        caller submits no faster than it records, so the games waiting stay few."""
+        while self._queue.qsize() > limit and self.error is None and not self._done.is_set():
+            time.sleep(0.005)
+
     def _fail(self, message: str) -> None:
         if self.error is None:
             self.error = ArenaError(message)

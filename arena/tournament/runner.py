@@ -81,6 +81,8 @@ FIRST_CHUNK = 256
 AHEAD = 8 * CHUNK
 #: A run's summary keeps the reasons of this many void games (and counts them all).
 VOID_EXAMPLES = 20
+#: A new game is handed out only while at most this many finished ones wait for the writer.
+WRITER_BACKLOG = 64
 
 # -- running ----------------------------------------------------------------------------
 
@@ -552,6 +554,10 @@ class _Walk:
     def _job(self, game: ScheduledGame, gid: str) -> GameJob:
         """A game to play as the executors take it (each bot known by its seat)."""
         run = self.run
+        # A writer behind the games (a loaded disk or machine) would hold ever more finished
+        # games here: the next game waits for it instead (no game is in flight in this
+        # process then, or it is timed in a referee process of its own).
+        run.writer.wait_for_room(WRITER_BACKLOG)  # type: ignore[union-attr]
         self.pending[gid] = game
         return GameJob(gid, tuple(run.seats[name] for name in game.seats), game.seed, self.config, run.s.time, card_ids(run.key, gid))
 
@@ -587,6 +593,9 @@ class _NullWriter:
     busy = cpu = 0.0
 
     def submit(self, *item: Any) -> None:
+        pass
+
+    def wait_for_room(self, limit: int) -> None:
         pass
 
     def close(self) -> None:

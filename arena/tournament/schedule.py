@@ -21,6 +21,7 @@ names and the seed still cannot compute a deal without it (the seed is small and
 
 from __future__ import annotations
 
+import array
 import bisect
 import hashlib
 import itertools
@@ -162,8 +163,8 @@ def iter_schedule(
 ) -> Iterator[ScheduledGame]:
     """The games of :func:`make_schedule`, one at a time (arguments are checked at once).
 
-    No game, set or table list is held: memory is ``O(bots²)`` for a capped design (plus an
-    int a set chosen), and ``O(bots)`` for a round robin of more than
+    No game, set or table list is held: memory is ``O(bots²)`` for a capped design (plus
+    its count of each table's deals used, which stops growing: see :class:`_DealsUsed`), and ``O(bots)`` for a round robin of more than
     :data:`EXACT_ORDER_TABLES` tables (below it, the tables of one deal are sorted first).
     """
     names = _check(bots, players, deals, seatings, games, gauntlet)
@@ -338,8 +339,8 @@ def _balanced_sets(
     first sets are the same deals an uncapped tournament would play. Every prefix of the
     result is itself about balanced, so the order is also the playing order.
 
-    Made one set at a time: the state is the counts (``O(bots²)``) and, per table chosen so
-    far, its number of deals used (one int key a set, about 70 bytes), never the sets.
+    Made one set at a time: the state is the counts (``O(bots²)``) and each table's number of
+    deals used (:class:`_DealsUsed`: bounded by the number of tables, not of sets), never the sets.
     """
     rng = random.Random(
         int.from_bytes(keyed_digest(key, "capped", seed, names, players, gauntlet)[:8], "big")
@@ -348,7 +349,7 @@ def _balanced_sets(
     n = len(names)
     played = [0] * n
     met = [[0] * n for _ in range(n)]
-    uses: dict[int, int] = {}  # a table's deals used so far, by its members packed in one int
+    uses = _DealsUsed(n, players, deals)  # each table's deals used so far
     for _ in range(wanted):
         tie = [rng.random() for _ in range(n)]
         if gauntlet is not None:
@@ -361,7 +362,7 @@ def _balanced_sets(
             for b in range(n):
                 if b in members:
                     continue
-                if last and uses.get(_pack(sorted((*members, b)), n), 0) >= deals:
+                if last and uses.get(sorted((*members, b))) >= deals:
                     continue  # that table has played all its deals
                 key = (sum(met[b][m] for m in members), played[b], tie[b])
                 if best is None or key < best[0]:
@@ -374,9 +375,7 @@ def _balanced_sets(
                 n, players, deals, met, played, uses, tie, gauntlet, index
             )
         table = tuple(sorted(members))
-        packed = _pack(table, n)
-        deal = uses.get(packed, 0)
-        uses[packed] = deal + 1
+        deal = uses.take(table)
         for a in table:
             played[a] += 1
             for b in table:
@@ -385,12 +384,60 @@ def _balanced_sets(
         yield tuple(names[i] for i in table), deal
 
 
-def _pack(members: Sequence[int], n: int) -> int:
-    """Sorted bot indices below ``n`` as one int (a dict key a tenth the size of a tuple's)."""
-    packed = 0
-    for m in members:
-        packed = packed * n + m
-    return packed
+class _DealsUsed:
+    """How many deals each table (sorted bot indices) has played so far in a capped design.
+
+    A dict by the table's rank while few tables are used (about 70 bytes each), turned into
+    one counter per possible table (a byte each, or 4 with more than 255 deals) once that is
+    smaller: memory ``O(min(sets chosen, tables))``, so that it stops growing however many
+    games a long capped run plays. The ranks are those of the combinatorial number system
+    (a table's rank: the sum of ``C(member, position + 1)``)."""
+
+    __slots__ = ("_binomials", "_counts", "_dense_bytes", "_item", "_sparse")
+
+    #: What one entry of the dict costs (its key, an int, and the dict's slot), in bytes.
+    SPARSE_ENTRY_BYTES = 70
+
+    def __init__(self, n: int, players: int, deals: int) -> None:
+        self._binomials = [[math.comb(c, j + 1) for c in range(n)] for j in range(players)]
+        self._item = "B" if deals <= 0xFF else "I"
+        self._dense_bytes = math.comb(n, players) * (1 if self._item == "B" else 4)
+        self._sparse: dict[int, int] | None = {}
+        self._counts: array.array[int] | None = None
+
+    def _rank(self, members: Sequence[int]) -> int:
+        b = self._binomials
+        return sum(b[j][m] for j, m in enumerate(members))
+
+    def get(self, members: Sequence[int]) -> int:
+        """The deals the table of these (sorted) members has played."""
+        rank = self._rank(members)
+        if self._counts is not None:
+            return self._counts[rank]
+        assert self._sparse is not None
+        return self._sparse.get(rank, 0)
+
+    def take(self, members: Sequence[int]) -> int:
+        """The table's next deal (the deals it has played), counted as played."""
+        rank = self._rank(members)
+        if self._counts is not None:
+            deal = self._counts[rank]
+            self._counts[rank] = deal + 1
+            return deal
+        sparse = self._sparse
+        assert sparse is not None
+        deal = sparse.get(rank, 0)
+        sparse[rank] = deal + 1
+        if len(sparse) * self.SPARSE_ENTRY_BYTES >= self._dense_bytes:
+            counts = array.array(self._item, bytes(self._dense_bytes))
+            for r, c in sparse.items():
+                counts[r] = c
+            self._counts, self._sparse = counts, None
+        return deal
+
+    def size(self) -> int:
+        """Entries held: tables in the dict, or every possible table once dense."""
+        return len(self._counts) if self._counts is not None else len(self._sparse or ())
 
 
 def _least_met_open_table(
@@ -399,7 +446,7 @@ def _least_met_open_table(
     deals: int,
     met: list[list[int]],
     played: list[int],
-    uses: dict[int, int],
+    uses: _DealsUsed,
     tie: list[float],
     gauntlet: str | None,
     index: dict[str, int],
@@ -411,7 +458,7 @@ def _least_met_open_table(
     g = None if gauntlet is None else index[gauntlet]
     best: tuple[tuple[int, int, float], tuple[int, ...]] | None = None
     for table in itertools.combinations(range(n), players):
-        if (g is not None and g not in table) or uses.get(_pack(table, n), 0) >= deals:
+        if (g is not None and g not in table) or uses.get(table) >= deals:
             continue
         key = (
             sum(met[a][b] for a, b in itertools.combinations(table, 2)),

@@ -4,9 +4,16 @@ comes out with its target (no timing assertions: speed is the benchmark's busine
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import random
 import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -91,3 +98,79 @@ def test_cli_json_and_only(tmp_path: Path) -> None:
     bad = CliRunner().invoke(app, ["bench", "scale", "--only", "everything"])
     assert isinstance(bad.exception, ArenaError)
     assert str(bad.exception).startswith("--only takes " + ", ".join(PARTS))
+
+
+# -- stopped by a signal: real processes ----------------------------------------------
+
+
+def _descendants(pid: int) -> set[int]:
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                kids = {int(k) for k in (task / "children").read_text().split()}
+                todo += sorted(kids - found)
+                found |= kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] not in "ZX"
+    except OSError:
+        return False
+
+
+def _games_in(folder: Path) -> int:
+    for db in folder.glob(".arena-bench-*/*/arena.db"):
+        with contextlib.suppress(sqlite3.Error):
+            with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+                return conn.execute("SELECT count(*) FROM games").fetchone()[0]
+    return 0
+
+
+def _stop_mid_run(tmp_path: Path, args: list[str], sig: signal.Signals) -> tuple[int, str, set[int]]:
+    """Start ``arena ARGS`` in a process of its own, send ``sig`` once it has recorded some
+    games, and return its exit status, its stderr and the processes it had then."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", *args, "--scratch", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 600  # a guard against a hang, not a measure
+        while _games_in(tmp_path) < 20:
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline, "no game recorded in 10 minutes"
+            time.sleep(0.2)
+        children = _descendants(proc.pid)
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, stderr.decode(), children
+
+
+def test_sigterm_while_a_store_is_filled_stops_the_bench(tmp_path: Path) -> None:
+    """SIGTERM while the bench fills a store (it once went on until SIGKILL): it exits with
+    status 130 and one line, its store's writer has ended and its scratch folder is gone."""
+    code, stderr, children = _stop_mid_run(
+        tmp_path, ["bench", "scale", "--only", "ratings", "--bots", "32", "--stored", "100000"], signal.SIGTERM
+    )
+    assert code == 130, stderr
+    assert stderr.strip().splitlines()[-1].startswith("interrupted: bench scale stopped"), stderr
+    assert "Traceback" not in stderr
+    assert children and not [p for p in children if _alive(p)]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sigint_while_a_tournament_is_benched_stops_the_bench(tmp_path: Path) -> None:
+    """Ctrl-C during `arena bench tournament` (it once only failed the round and went on)."""
+    code, stderr, children = _stop_mid_run(tmp_path, ["bench", "tournament", "--games", "6000"], signal.SIGINT)
+    assert code == 130, stderr
+    assert stderr.strip().splitlines()[-1].startswith("interrupted: bench tournament stopped"), stderr
+    assert "Traceback" not in stderr
+    assert not [p for p in children if _alive(p)]
+    assert list(tmp_path.iterdir()) == []

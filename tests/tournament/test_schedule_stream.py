@@ -12,6 +12,7 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from size_helpers import held_entries
 
 import arena.tournament.schedule as schedule_module
 from arena.game.deals import deal_seed, keyed_digest
@@ -207,3 +208,59 @@ def test_make_schedule_is_the_list_of_iter_schedule() -> None:
         assert make_schedule(bots, players=4, games=games, key=KEY) == list(
             iter_schedule(bots, players=4, games=games, key=KEY)
         )
+
+
+class _Recorded(schedule_module._DealsUsed):
+    """The capped design's count of deals used, recorded as the design makes it."""
+
+    made: list[schedule_module._DealsUsed] = []
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        _Recorded.made.append(self)
+
+
+def test_a_long_capped_design_stops_growing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """32 bots, --games 100,000 (35,960 tables): the design's record of the deals each table
+    has used is a byte per table once that is smaller than a dict of the tables used (it
+    once grew by a dict entry, ~70 bytes, a set chosen: 2.3 MB over the run); from then on
+    it holds the same entries however many sets are chosen."""
+    _Recorded.made = []
+    monkeypatch.setattr(schedule_module, "_DealsUsed", _Recorded)
+    bots = [f"bot{i:02d}" for i in range(32)]
+    it = iter_schedule(bots, players=4, games=100_000, key=KEY)
+    sizes = []
+    for mark in (4_000, 8_000, 12_000):
+        list(itertools.islice(it, mark - (len(sizes) and sizes[-1][0])))
+        (uses,) = _Recorded.made
+        sizes.append((mark, uses.size(), held_entries(uses)))
+    tables = math.comb(32, 4)
+    assert [s[1] for s in sizes] == [tables] * 3, sizes
+    assert len({s[2] for s in sizes}) == 1, sizes  # no container inside grows either
+    assert uses._sparse is None and uses._counts.itemsize * len(uses._counts) == tables
+
+
+def test_a_capped_200_bot_design_counts_in_a_dict_while_that_is_smaller() -> None:
+    """200 bots (64.7 M tables): a counter per possible table would be 64 MB up front; a few
+    hundred sets are counted in a dict of those used."""
+    uses = schedule_module._DealsUsed(200, 4, 1)
+    for t in range(197):
+        assert uses.take((t, 197, 198, 199)) == 0
+    assert uses.take((0, 197, 198, 199)) == 1
+    assert uses._counts is None and uses.size() == 197
+
+
+@pytest.mark.parametrize(("n", "players", "deals"), [(9, 4, 3), (7, 3, 300), (12, 5, 2)])
+def test_the_deals_used_count_as_a_dict_does_before_and_after_it_turns_dense(n: int, players: int, deals: int) -> None:
+    rng = random.Random(n * deals)
+    uses = schedule_module._DealsUsed(n, players, deals)
+    reference: Counter[tuple[int, ...]] = Counter()
+    tables = list(itertools.combinations(range(n), players))
+    for _ in range(4 * len(tables)):
+        table = rng.choice(tables)
+        assert uses.get(table) == reference[table]
+        if reference[table] < deals:
+            assert uses.take(table) == reference[table]
+            reference[table] += 1
+    assert uses._counts is not None  # it turned dense on the way
+    assert all(uses.get(t) == reference[t] for t in tables)
