@@ -439,7 +439,8 @@ def fill_store(settings: RunSettings, start: int = 0, stop: int | None = None) -
         if stop is None or stop >= length:
             # The whole schedule is recorded: as a run that played its last game says so.
             identity = schedule_identity(settings, players, [(m.name, rows[m.name].hash) for m in manifests])
-            store.mark_schedule_played(tid, identity, length, counted=False)  # as a run that played games
+            # (the writer has committed every game: counted, as a run that played them records them)
+            store.mark_schedule_played(tid, identity, length, counted=True)
     return recorded, length
 
 
@@ -611,7 +612,7 @@ def measure_stores(
     ]
     resume = run_arena(run_args(full))
     _check(resume, "arena run (resume)")
-    # The first re-run counts the games the last run's writer committed; a second one reads a count.
+    # A second re-run: the same (the count of games was recorded when they were committed).
     again = run_arena(run_args(full))
     _check(again, "arena run (resume, again)")
     planned = resume.first(_PLANNED)
