@@ -198,7 +198,7 @@ def _compute(
 ) -> tuple[int, list[dict[str, Any]], dict[str, dict[str, list[float]]] | None]:
     """The rated part of a leaderboard, computed: the number of games, the rows, the
     head-to-head matrix (with ``h2h``)."""
-    from arena.tournament.ratings import head_to_head, leaderboard
+    from arena.tournament.ratings import head_to_head
 
     cols, versions, usage = _rated(store, scope, players=players, variant=variant, entrants=entrants)
     rows = []
@@ -237,6 +237,14 @@ def _compute(
         for (a, b), (w, d, lo) in head_to_head(cols).items():
             matrix.setdefault(a, {})[b] = [w, d, lo]
     return cols.games, rows, matrix
+
+
+def leaderboard(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401 - the ratings' own
+    """:func:`arena.tournament.ratings.leaderboard` (the fit and its bootstrap), imported when a
+    leaderboard is computed."""
+    from arena.tournament.ratings import leaderboard as fit
+
+    return fit(*args, **kwargs)
 
 
 def _options_digest(**options: Any) -> str:
