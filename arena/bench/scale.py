@@ -439,8 +439,7 @@ def fill_store(settings: RunSettings, start: int = 0, stop: int | None = None) -
         if stop is None or stop >= length:
             # The whole schedule is recorded: as a run that played its last game says so.
             identity = schedule_identity(settings, players, [(m.name, rows[m.name].hash) for m in manifests])
-            # (the writer has committed every game: counted, as a run that played them records them)
-            store.mark_schedule_played(tid, identity, length, counted=True)
+            store.mark_schedule_played(tid, identity, length, counted=False)  # as a run that played games
     return recorded, length
 
 
@@ -612,7 +611,7 @@ def measure_stores(
     ]
     resume = run_arena(run_args(full))
     _check(resume, "arena run (resume)")
-    # A second re-run: the same (the count of games was recorded when they were committed).
+    # The first re-run counts the games the last run's writer committed; a second one reads a count.
     again = run_arena(run_args(full))
     _check(again, "arena run (resume, again)")
     planned = resume.first(_PLANNED)

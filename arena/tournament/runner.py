@@ -299,7 +299,6 @@ class _Run:
                 self.rep.planned(plan)
             t_play, c_play = time.monotonic(), time.process_time()
             await trio.to_thread.run_sync(make_replay_folders, self.s.results)
-            uncounted = False  # the schedule marked played before the writer committed every game
             try:
                 if self.s.cluster is None:
                     await self._play_all(local, jobs, config, tid, walk, summary)
@@ -317,15 +316,9 @@ class _Run:
                             self.store.mark_schedule_played, tid, identity, summary.total, counted=summary.played == 0
                         )
                     )
-                    uncounted = summary.played > 0
             finally:
                 with trio.CancelScope(shield=True):  # every finished game reaches the store
                     await trio.to_thread.run_sync(self.writer.close)
-            if uncounted and self.writer.error is None:
-                # The writer has committed every game it was handed, and every game of the
-                # schedule was found complete or handed to it complete: the record gets its
-                # count of links now (read from an index), so that no later run counts games.
-                await trio.to_thread.run_sync(self.store.count_schedule_played, tid)
             summary.play_seconds = time.monotonic() - t_play
             summary.play_cpu_seconds = (  # the writer's process and the referee processes too
                 time.process_time() - c_play + self.writer.cpu + local.referee_cpu

@@ -375,23 +375,3 @@ def test_a_game_lost_after_the_count_is_kept_is_seen_too(league: tuple[RunSettin
     again = run_tournament(run)
     assert starts(log) == ["alpha", "beta", "gamma"] and (again.played, again.already) == (1, 5)
 
-
-def test_a_run_that_played_its_games_leaves_them_counted(
-    league: tuple[RunSettings, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The run's writer has committed every game once it has closed: the record gets the
-    number of the tournament's links then, and the next run counts no game."""
-    run, log = league
-    first = run_tournament(run)
-    assert first.played == 6
-    with open_store(run.results, create=False) as store:
-        _, games, linked = store.schedule_played(first.tournament_id)  # type: ignore[misc]
-    assert (games, linked) == (6, 6)
-
-    def no_count(*args: object, **kwargs: object) -> int:
-        raise AssertionError("a re-run counted the games again")
-
-    monkeypatch.setattr(runner.Store, "tournament_games_among", no_count)
-    starts(log)
-    again = run_tournament(run)
-    assert (again.played, again.already) == (0, 6) and starts(log) == []
