@@ -21,7 +21,8 @@ which inherits the lock and so keeps it until its last game is recorded); reader
 leaderboard`` while a run goes on) take no lock and may open the store concurrently.
 
 Every open (:func:`~arena.store.opening.open_store`) checks the database (``PRAGMA
-quick_check``, :mod:`arena.store.schema`); a damaged one is an error naming the file and
+quick_check``, :mod:`arena.store.schema`) unless the file is exactly as an arena left it
+after a clean close (its seal, :mod:`arena.store.opening`); a damaged one is an error naming the file and
 the way back: :func:`arena.store.rebuild.rebuild_store` (``arena store rebuild``) makes a
 new database from the replay files, which hold every game.
 """
@@ -61,6 +62,7 @@ def _guarded(method: _F) -> _F:
         except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError):
             raise
         except sqlite3.DatabaseError as exc:
+            self.suspect = True
             raise database_error(self.path, exc) from None
 
     return wrapper  # type: ignore[return-value]
@@ -76,6 +78,7 @@ def _reading(method: _F) -> _F:
         try:
             return guarded(self, *args, **kwargs)
         except (ValueError, KeyError, TypeError) as exc:
+            self.suspect = True
             raise StoreError(
                 f"{self.path}: the database is damaged (it holds a value no arena wrote: {type(exc).__name__}: {exc}); "
                 f"{rebuild_hint(self.root)}"
@@ -203,13 +206,19 @@ def replay_relpath(game_id: str) -> str:
 
 
 class Store:
-    """A results folder's database. Open with :func:`open_store`; close with :meth:`close`."""
+    """A results folder's database. Open with :func:`open_store`; close with :meth:`close`.
 
-    def __init__(self, root: Path, conn: sqlite3.Connection) -> None:
+    ``after_close`` runs once the connection is closed (the seal of a store closed cleanly,
+    :mod:`arena.store.opening`), unless the store was found damaged meanwhile (:attr:`suspect`:
+    an SQLite error, or a value no arena wrote)."""
+
+    def __init__(self, root: Path, conn: sqlite3.Connection, *, after_close: Callable[[], None] | None = None) -> None:
         self.root = root
         self.path = root / DB_NAME
         self._conn = conn
         self._in_batch = False
+        self._after_close = after_close
+        self.suspect = False
 
     def _tx(self) -> contextlib.AbstractContextManager[None]:
         if self._in_batch:
@@ -233,6 +242,7 @@ class Store:
         except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError):
             raise
         except sqlite3.DatabaseError as exc:
+            self.suspect = True
             raise database_error(self.path, exc) from None
 
     # -- bots and tournaments ---------------------------------------------------------
@@ -898,6 +908,9 @@ class Store:
 
     def close(self) -> None:
         self._conn.close()
+        after, self._after_close = self._after_close, None
+        if after is not None and not self.suspect:
+            after()
 
     def __enter__(self) -> Store:
         return self

@@ -1,11 +1,22 @@
 """Opening a results folder's database: the checks before anything is written (an SQLite
 file, an arena's, undamaged), WAL mode, the schema brought up to date, and the read-only
 opening of the commands that only read (a read-only folder or mount read as it is); also
-a store's deal key read without opening it for writing."""
+a store's deal key read without opening it for writing.
+
+SQLite's integrity check reads every page (seconds at 100,000 games), so it is skipped when
+the file is exactly as an arena left it after closing it cleanly: that arena writes, last,
+a seal beside the database (:data:`SEAL_NAME`: the file's size, inode, modification and
+change times; see :func:`_seal`), and an open whose file still matches the seal, with no
+``-wal`` file holding changes, skips the check. A file changed by anyone (a byte written, a
+truncation, a copy put in its place, a run killed with changes in its ``-wal``) no longer
+matches, and is checked.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -117,13 +128,14 @@ def open_store(root: Path, *, create: bool = True, check: bool = True, read_only
         # COMMIT (see write_transaction), so that each game and each migration is atomic.
         conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         opened.append(conn)
-        if check:  # first: nothing is written to a damaged file
+        if check and not is_sealed(path):  # first: nothing is written to a damaged file
             check_integrity(conn, path)
         _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         migrate_schema(conn, path)
-    return Store(root, conn)
+    # Closed cleanly by this arena (checked or sealed at open, written by it since): sealed.
+    return Store(root, conn, after_close=lambda: _seal(path))
 
 
 @contextlib.contextmanager
@@ -148,7 +160,7 @@ def _open_read_only(root: Path, path: Path, check: bool) -> Store | None:
     with _closed_on_failure(path) as opened:
         conn = _connect_read_only(path)
         opened.append(conn)
-        if check:
+        if check and not is_sealed(path):
             check_integrity(conn, path)
         version = read_schema_version(conn, path)
         if version < SCHEMA_VERSION:
@@ -178,3 +190,83 @@ def _use_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
             if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > give_up:
                 raise
             time.sleep(0.01)
+
+
+# -- the seal: the database as an arena last left it ------------------------------------
+
+#: Beside the database: what its file was when an arena last closed it cleanly.
+SEAL_NAME = DB_NAME + ".seal"
+#: A seal is never larger than this (it is a few numbers): a larger file is no seal.
+_SEAL_LIMIT = 4096
+#: The seal is written only once the file's times are this much in the past: file times come
+#: from the kernel's coarse clock (a tick, at most 10 ms, behind), and a change made within the
+#: tick of the sealed one could otherwise leave every time as it was.
+_SETTLE_NS = 25_000_000
+#: How many times the file may change under the sealing before it gives up (no seal then).
+_SEAL_TRIES = 5
+
+
+def _fingerprint(path: Path) -> dict[str, int] | None:
+    """The database file as the seal keeps it, or None when it cannot be sealed: missing, a
+    ``-wal`` beside it holding changes (a connection still open, or a writer that was killed:
+    the file alone is not the store), or times of whole seconds only (a file system too
+    coarse to tell a later change by its times)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    try:
+        if os.stat(path.with_name(path.name + "-wal")).st_size > 0:
+            return None
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    if st.st_mtime_ns % 1_000_000_000 == 0 and st.st_ctime_ns % 1_000_000_000 == 0:
+        return None
+    return {"size": st.st_size, "inode": st.st_ino, "device": st.st_dev, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns}
+
+
+def is_sealed(path: Path) -> bool:
+    """Whether the database at ``path`` is exactly as an arena left it after a clean close
+    (its seal matches the file, and no ``-wal`` beside it holds changes): then SQLite's
+    integrity check of every page may be skipped. Anything unreadable or unexpected: False."""
+    now = _fingerprint(path)
+    if now is None:
+        return False
+    try:
+        with path.with_name(SEAL_NAME).open("rb") as f:
+            seal = json.loads(f.read(_SEAL_LIMIT + 1))
+    except (OSError, ValueError):
+        return False
+    return seal == {"format": 1, **now}
+
+
+def _seal(path: Path) -> None:
+    """Write the seal of the database at ``path`` (just closed by this arena, with nothing
+    damaged found), atomically; when the file cannot be sealed (see :func:`_fingerprint`: e.g.
+    another connection is still open), remove any seal instead, so that the next open checks.
+    Failing to write it only costs the next open its check."""
+    seal_path = path.with_name(SEAL_NAME)
+    if is_sealed(path):
+        return  # (closed without a change: the seal is this file's already)
+    for _ in range(_SEAL_TRIES):
+        before = _fingerprint(path)
+        if before is None:
+            break
+        wait = _SETTLE_NS - (time.time_ns() - max(before["mtime_ns"], before["ctime_ns"]))
+        if wait > 0:
+            time.sleep(wait / 1e9)
+        if _fingerprint(path) != before:
+            continue  # changed meanwhile (another process): look again
+        tmp = seal_path.with_name(f".{SEAL_NAME}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps({"format": 1, **before}), encoding="utf-8")
+            tmp.replace(seal_path)
+            return
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            break
+    with contextlib.suppress(OSError):
+        seal_path.unlink()

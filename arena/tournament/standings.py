@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -29,7 +29,12 @@ from arena.errors import ArenaError
 from arena.store.database import BotRow, GameRow, Store, TournamentRow
 from arena.store.errors import StoreError, os_error_text, rebuild_hint
 from arena.text import LINE_LIMIT, NAME_LIMIT, plural, printable
-from arena.tournament.ratings import GameResult, ResultColumns, head_to_head, leaderboard, los_from_counts, usage_by_bot
+
+if TYPE_CHECKING:
+    from arena.tournament.ratings import GameResult, ResultColumns
+
+# The ratings (and numpy, which they import) are imported where a leaderboard is computed:
+# a kept one is read without them, and `arena leaderboard` starts that much sooner.
 
 #: A kept standings document larger than this is not read (a store's cache is no one's
 #: to trust: 200 bots' rows and head-to-head take about 1 MiB).
@@ -65,6 +70,8 @@ class Standings:
     def h2h_los(self) -> dict[str, dict[str, float]]:
         """Per pair of bots of the head to head, the likelihood that the row bot is the better
         (:func:`los_from_counts` of its wins, draws and losses against the column bot)."""
+        from arena.tournament.ratings import los_from_counts
+
         return {
             a: {b: round(los_from_counts(*wdl), 4) for b, wdl in row.items()} for a, row in (self.h2h or {}).items()
         }
@@ -72,6 +79,8 @@ class Standings:
 
 def results_of(games: Sequence[GameRow]) -> list[GameResult]:
     """The store's games as the ratings module takes them (bot versions as keys)."""
+    from arena.tournament.ratings import GameResult
+
     return [
         GameResult(
             game_id=g.id,
@@ -189,6 +198,8 @@ def _compute(
 ) -> tuple[int, list[dict[str, Any]], dict[str, dict[str, list[float]]] | None]:
     """The rated part of a leaderboard, computed: the number of games, the rows, the
     head-to-head matrix (with ``h2h``)."""
+    from arena.tournament.ratings import head_to_head
+
     cols, versions, usage = _rated(store, scope, players=players, variant=variant, entrants=entrants)
     rows = []
     if cols.games:
@@ -226,6 +237,14 @@ def _compute(
         for (a, b), (w, d, lo) in head_to_head(cols).items():
             matrix.setdefault(a, {})[b] = [w, d, lo]
     return cols.games, rows, matrix
+
+
+def leaderboard(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401 - the ratings' own
+    """:func:`arena.tournament.ratings.leaderboard` (the fit and its bootstrap), imported when a
+    leaderboard is computed."""
+    from arena.tournament.ratings import leaderboard as fit
+
+    return fit(*args, **kwargs)
 
 
 def _options_digest(**options: Any) -> str:
@@ -291,6 +310,8 @@ def _rated(
     sandbox measured them (None: never). With ``entrants`` (a tournament's latest bot
     versions), only the games among them, as :func:`current_games` picks them (every game if
     there are none)."""
+    from arena.tournament.ratings import ResultColumns, usage_by_bot
+
     (first_set, bot, rank, points, autopilot, cpu, peak), faults = store.rated_columns(
         tournament_id, players=players, variant=variant
     )

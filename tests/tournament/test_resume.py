@@ -375,3 +375,4 @@ def test_a_game_lost_after_the_count_is_kept_is_seen_too(league: tuple[RunSettin
     (run.results / gone.replay).unlink()
     again = run_tournament(run)
     assert starts(log) == ["alpha", "beta", "gamma"] and (again.played, again.already) == (1, 5)
+
