@@ -149,6 +149,16 @@ class GameWriter:
         # The record third: the writer names a game it cannot record by the item's third field.
         self._writer.submit(tournament_id, set_id, record, tuple(bot_ids))
 
+    @property
+    def backlog(self) -> int:
+        """Games handed over and not yet on their way to the writer's process."""
+        return self._writer.backlog
+
+    def wait_for_room(self, limit: int) -> None:
+        """Return once at most ``limit`` handed-over games wait for the writer (see
+        :meth:`~arena.store.writer.StoreWriter.wait_for_room`)."""
+        self._writer.wait_for_room(limit)
+
     def close(self) -> None:
         """Wait until every game handed over is recorded (or the writer has failed). Idempotent."""
         self._writer.close()
