@@ -21,6 +21,7 @@ import shutil
 import tarfile
 import tempfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from ._errors import BotError
@@ -100,12 +101,12 @@ def unpack_bundle(data: bytes, name: str, expected_hash: str, cache: Path) -> Bo
     return manifest
 
 
-class _Capped(io.RawIOBase):
-    """The decompressed stream, failing past ``cap`` bytes (a small archive may inflate to
-    any size: a gzip bomb)."""
+class CappedStream(io.RawIOBase):
+    """A decompressed stream that fails past ``cap`` bytes (a small archive may inflate to
+    any size: a gzip bomb): ``over()`` makes the error raised."""
 
-    def __init__(self, inner: gzip.GzipFile, cap: int, name: str) -> None:
-        self.inner, self.left, self.name_ = inner, cap, name
+    def __init__(self, inner: gzip.GzipFile, cap: int, over: Callable[[], Exception]) -> None:
+        self.inner, self.left, self.over = inner, cap, over
 
     def readable(self) -> bool:
         return True
@@ -114,13 +115,13 @@ class _Capped(io.RawIOBase):
         n = self.inner.readinto(memoryview(buffer)[: max(0, min(len(buffer), self.left + 1))])
         self.left -= n
         if self.left < 0:
-            raise BundleError(f"bot {self.name_}: its bundle unpacks to more than {MAX_TOTAL_BYTES >> 20} MiB")
+            raise self.over()
         return n
 
 
-class _CappedHeaders(tarfile.TarInfo):
+class CappedHeaders(tarfile.TarInfo):
     """A member whose extended header (pax, or GNU long name) is read into memory whole:
-    refused past :data:`_MAX_HEADER` before it is read."""
+    refused past :data:`MAX_TAR_HEADER` before it is read."""
 
     def _proc_pax(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
         self._check_header_size()
@@ -131,18 +132,19 @@ class _CappedHeaders(tarfile.TarInfo):
         return super()._proc_gnulong(tarfile)  # type: ignore[misc]
 
     def _check_header_size(self) -> None:
-        if self.size > _MAX_HEADER:
-            raise tarfile.HeaderError(f"an extended header of {self.size} bytes (at most {_MAX_HEADER})")
+        if self.size > MAX_TAR_HEADER:
+            raise tarfile.HeaderError(f"an extended header of {self.size} bytes (at most {MAX_TAR_HEADER})")
 
 
-_MAX_HEADER = 64 << 10
+MAX_TAR_HEADER = 64 << 10
 
 
 def _extract(data: bytes, dest: Path, name: str) -> None:
     cap = MAX_TOTAL_BYTES + (MAX_ENTRIES + 1) * _TAR_OVERHEAD
     try:
-        stream = io.BufferedReader(_Capped(gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb"), cap, name))
-        with tarfile.open(fileobj=stream, mode="r|", tarinfo=_CappedHeaders) as tar:  # a stream: members are read once, in order
+        too_big = lambda: BundleError(f"bot {name}: its bundle unpacks to more than {MAX_TOTAL_BYTES >> 20} MiB")  # noqa: E731
+        stream = io.BufferedReader(CappedStream(gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb"), cap, too_big))
+        with tarfile.open(fileobj=stream, mode="r|", tarinfo=CappedHeaders) as tar:  # a stream: members are read once, in order
             top = _extract_members(tar, dest, name)
     except BotFilesError as exc:
         raise BundleError(f"bot {name}: its bundle: {exc}") from None

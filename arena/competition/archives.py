@@ -16,11 +16,11 @@ import zlib
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from arena.bots.bundle import MAX_TAR_HEADER, CappedHeaders, CappedStream
 from arena.competition.errors import UploadRefused
 
 MAX_DEPTH = 32
 MAX_NAME = 255
-_MAX_HEADER = 64 << 10  # a tar's extended header (pax, GNU long name) is read whole: bounded
 _CHUNK = 1 << 16
 
 
@@ -115,43 +115,13 @@ def _unzip(archive: Path, dest: Path, budget: _Budget) -> None:
                 budget.copy(source, target, bool(mode & 0o100))
 
 
-class _Capped(io.RawIOBase):
-    """The decompressed tar stream, refused past ``cap`` bytes."""
-
-    def __init__(self, inner: gzip.GzipFile, cap: int, what: str) -> None:
-        self.inner, self.left, self.what = inner, cap, what
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
-        n = self.inner.readinto(memoryview(buffer)[: max(0, min(len(buffer), self.left + 1))])
-        self.left -= n
-        if self.left < 0:
-            raise UploadRefused(self.what)
-        return n
-
-
-class _BoundedHeaders(tarfile.TarInfo):
-    def _proc_pax(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
-        self._check()
-        return super()._proc_pax(tarfile)  # type: ignore[misc]
-
-    def _proc_gnulong(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
-        self._check()
-        return super()._proc_gnulong(tarfile)  # type: ignore[misc]
-
-    def _check(self) -> None:
-        if self.size > _MAX_HEADER:
-            raise UploadRefused(f"the archive holds an extended header of {self.size} bytes (at most {_MAX_HEADER})")
-
-
 def _untar(archive: Path, dest: Path, budget: _Budget) -> None:
     # The whole tar stream is capped too (headers and padding: 1 KiB a member at most past the data).
-    cap = budget.max_bytes + (budget.max_files + 2) * 1536 + _MAX_HEADER
+    cap = budget.max_bytes + (budget.max_files + 2) * 1536 + MAX_TAR_HEADER
     with archive.open("rb") as raw:
-        stream = io.BufferedReader(_Capped(gzip.GzipFile(fileobj=raw, mode="rb"), cap, f"the archive unpacks to more than {budget.max_bytes:,} bytes"))
-        with tarfile.open(fileobj=stream, mode="r|", tarinfo=_BoundedHeaders) as tar:
+        too_big = UploadRefused(f"the archive unpacks to more than {budget.max_bytes:,} bytes")
+        stream = io.BufferedReader(CappedStream(gzip.GzipFile(fileobj=raw, mode="rb"), cap, lambda: too_big))
+        with tarfile.open(fileobj=stream, mode="r|", tarinfo=CappedHeaders) as tar:
             for member in tar:  # a stream: members read once, in order
                 if not (member.isfile() or member.isdir()):
                     what = "a link" if member.issym() or member.islnk() else "a device, FIFO or other special file"
