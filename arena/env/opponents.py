@@ -244,6 +244,10 @@ class BotThread:
     def run(self, afn: Callable[..., Any], *args: Any) -> Any:
         return trio.from_thread.run(afn, *args, trio_token=self.token)
 
+    def run_sync(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` on the bots' thread (what touches a bot's watchers must run there)."""
+        return trio.from_thread.run_sync(fn, *args, trio_token=self.token)
+
     def close(self) -> None:
         if self._thread.is_alive():
             try:
@@ -276,7 +280,7 @@ class ProcessOpponent(Opponent):
             self.seat.autopilot = True
             return
         player.deals.add(game.seed)
-        player.begin_game()
+        self.thread.run_sync(player.begin_game)
         super().begin(game, seat)
 
     def _ask_ready(self, start: Any) -> None:
