@@ -77,7 +77,10 @@ def test_every_figure_is_reported(tmp_path: Path) -> None:
     ]
     by_name = {f.name: f for f in r.figures}
     for f in r.figures:
-        assert f.value is not None and f.value >= 0 or f.name == "live table", f
+        if f.name == "schedule memory":  # a difference of two small measurements: noise either way
+            assert f.value is not None and abs(f.value) <= 16, f
+        else:
+            assert f.value is not None and f.value >= 0 or f.name == "live table", f
         assert f.target
     # Small runs: the targets set at 100,000 games or 200 bots do not apply.
     assert by_name["memory flat"].passed is None and by_name["resume instant"].passed is None
