@@ -61,7 +61,8 @@ def test_the_status_line_is_redrawn_on_a_terminal_after_every_pair(tmp_path: Pat
     drawn = [n for i, (n, _) in enumerate(lines) if i == 0 or lines[i - 1][0] != n]  # (redrawn at each tick too)
     assert drawn == ["1", "2", "3"], plain
     assert "∞" not in plain and "nan" not in plain.lower()
-    assert "waiting for the first pair" in plain
+    # ("waiting for the first pair" is drawn only if a refresh comes before the first pair
+    # is counted, which a fast machine may not give: not asserted.)
     assert "match match-greedy-vs-random-2p-standard-" in plain  # the plan, above the line
     # The result is on stdout (not a terminal here: plain lines), the line is gone from the terminal.
     assert out.splitlines()[1].startswith("verdict ") and "\x1b" not in out
