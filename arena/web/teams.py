@@ -242,6 +242,13 @@ def login_page(request: Request) -> Template:
     return response
 
 
+def check_login_form(request: Request, csrf: str) -> None:
+    """A form shown before any session (login, registration): its CSRF field must match the
+    nonce its page set in a cookie (else 403)."""
+    if not same_token(csrf, request.cookies.get(LOGIN_COOKIE, "")):
+        raise HTTPException(status_code=403, detail="the form expired or was not sent from this site: load it again")
+
+
 class LoginForm(msgspec.Struct):
     token: Annotated[str, msgspec.Meta(max_length=256)] = ""
     csrf: Annotated[str, msgspec.Meta(max_length=128)] = ""
@@ -250,8 +257,7 @@ class LoginForm(msgspec.Struct):
 @post("/login", include_in_schema=False, sync_to_thread=True)
 def login(request: Request, data: Annotated[LoginForm, Body(media_type=RequestEncodingType.URL_ENCODED)]) -> Any:
     part = part_of(request)
-    if not same_token(data.csrf, request.cookies.get(LOGIN_COOKIE, "")):
-        raise HTTPException(status_code=403, detail="the login form expired or was not sent from this site: load it again")
+    check_login_form(request, data.csrf)
     team = part._check_token(request, data.token.strip())
     if team is None:
         raise NotAuthorizedException(detail="that is not a valid team token")
@@ -291,8 +297,7 @@ class RegisterForm(msgspec.Struct):
 @post("/register", include_in_schema=False, sync_to_thread=True)
 def register(request: Request, data: Annotated[RegisterForm, Body(media_type=RequestEncodingType.URL_ENCODED)]) -> Template:
     part = part_of(request)
-    if not same_token(data.csrf, request.cookies.get(LOGIN_COOKIE, "")):
-        raise HTTPException(status_code=403, detail="the form expired or was not sent from this site: load it again")
+    check_login_form(request, data.csrf)
     if part.competition.invite_code is None:
         raise NotFound("this competition has no self-registration (the organiser adds teams)")
     client = request.client.host if request.client else "?"
